@@ -1,0 +1,34 @@
+# disambig: `make demo` (first run sets everything up), `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test install install-local bench clean-index
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# the CPU wheel of torch lies on local disk; install it before anything can pull a CUDA build
+	$(BIN)/pip install -q torch==2.13.0
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/pip install -q -e '.[dev,local-small]'
+	touch $@
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed-local: $(VENV)/.installed
+	$(BIN)/pip install -q -e '.[dev,local,local-small]'
+	touch $@
+
+install-local: $(VENV)/.installed-local
+
+demo: install-local
+	$(BIN)/disambig ingest --demo
+	$(BIN)/disambig ask "What is HP?"
+
+test: install
+	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc
+
+bench: install
+	$(BIN)/python bench/retrieval.py

@@ -1,0 +1,92 @@
+"""The public Python API: run a method on a question, streaming or not.
+
+    from agent.api import ask
+    result = ask("What is HP?", method="vanilla", context={"k": 5})
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any, Iterator
+
+from agent.context import Context, make_context
+from agent.errors import InputError, validate_question
+from agent.methods import load_method
+
+RESULT_KEYS = ("answer", "interpretations", "passages", "route", "decision", "usage")
+RECURSION_LIMIT = 200  # every loop is bounded in state; this only stops runaway bugs
+
+
+def method_context(method: str, context: Context | dict[str, Any] | None = None) -> Context:
+    """A context of the method's own class, from a Context, a dict of overrides, or defaults."""
+    schema = load_method(method).builder.context_schema
+    if context is None or isinstance(context, dict):
+        return make_context(schema, context)
+    if isinstance(context, schema):
+        return context
+    if isinstance(context, Context):
+        shared = {f.name: getattr(context, f.name) for f in fields(context)}
+        return make_context(schema, {k: v for k, v in shared.items() if k in {f.name for f in fields(schema)}})
+    raise InputError(f"context must be a Context or a dict, not {type(context).__name__}")
+
+
+def to_result(state: dict) -> dict:
+    """The JSON-able answer object: answer, interpretations, passages, route, decision, usage."""
+    result = {key: state.get(key) for key in RESULT_KEYS}
+    result["answer"] = result["answer"] or ""
+    result["interpretations"] = result["interpretations"] or []
+    result["passages"] = [
+        {"id": p["id"], "title": p.get("title", ""), "text": p["text"], "score": p.get("score")}
+        for p in result["passages"] or []
+    ]
+    result["route"] = result["route"] or []
+    result["decision"] = result["decision"] or {}
+    result["usage"] = result["usage"] or {}
+    return result
+
+
+def _graph(method: str, checkpointer=None):
+    module = load_method(method)
+    return module.graph if checkpointer is None else module.builder.compile(checkpointer=checkpointer, name=method)
+
+
+def _config(thread_id: str | None) -> dict:
+    config: dict[str, Any] = {"recursion_limit": RECURSION_LIMIT}
+    if thread_id:
+        config["configurable"] = {"thread_id": thread_id}
+    return config
+
+
+def ask(
+    question: str, method: str = "vanilla", context: Context | dict | None = None, *,
+    checkpointer=None, thread_id: str | None = None,
+) -> dict:
+    """Answer a question with a method; returns the result object (see `to_result`)."""
+    question = validate_question(question)
+    graph = _graph(method, checkpointer)
+    state = graph.invoke({"question": question}, config=_config(thread_id), context=method_context(method, context))
+    return to_result(state)
+
+
+def stream(
+    question: str, method: str = "vanilla", context: Context | dict | None = None, *,
+    checkpointer=None, thread_id: str | None = None,
+) -> Iterator[dict]:
+    """Events while a method runs: {"event": "stage", "node"}, {"event": "token", "text"},
+    {"event": "done", "node", "seconds"}, and last {"event": "result", "result": {...}}."""
+    question = validate_question(question)
+    graph = _graph(method, checkpointer)
+    state: dict = {}
+    for mode, chunk in graph.stream(
+        {"question": question}, config=_config(thread_id), context=method_context(method, context),
+        stream_mode=["custom", "updates", "values"],
+    ):
+        if mode == "custom":
+            yield chunk
+        elif mode == "updates":
+            for node, update in (chunk or {}).items():
+                seconds = ((update or {}).get("usage") or {}).get("nodes", {}).get(node, {}).get("seconds")
+                yield {"event": "done", "node": node, "seconds": seconds}
+        else:
+            state = chunk
+    yield {"event": "result", "result": to_result(state)}

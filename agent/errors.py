@@ -1,0 +1,38 @@
+"""One small exception hierarchy; the CLI prints any of these as a single line."""
+
+
+class DisambigError(Exception):
+    """Base class: a problem the user can act on (printed without a traceback)."""
+
+
+class InputError(DisambigError):
+    """The question, file or option the user gave is unusable."""
+
+
+class IndexMissingError(DisambigError):
+    """No index, or an empty one, where a search was asked for."""
+
+
+class ModelUnavailableError(DisambigError):
+    """The model server cannot be reached or the model cannot be loaded."""
+
+
+class ModelOutputError(DisambigError):
+    """The model answered with something that does not fit the expected shape."""
+
+
+MAX_QUESTION_CHARS = 8000
+
+
+def validate_question(question: object) -> str:
+    """Return the stripped question, or raise InputError saying what is wrong with it."""
+    if not isinstance(question, str):
+        raise InputError(f"question must be text, got {type(question).__name__}")
+    text = question.strip()
+    if not text:
+        raise InputError("question is empty")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise InputError(f"question is {len(text)} characters; the limit is {MAX_QUESTION_CHARS}")
+    if "\x00" in text:
+        raise InputError("question contains a NUL byte")
+    return text

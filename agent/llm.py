@@ -1,0 +1,145 @@
+"""Calling the chat model: bounded retries, structured answers, usage, answer streaming.
+
+Nodes call `generate_text` or `generate_structured` in one line. Failures degrade one step:
+timeouts and 5xx are retried with backoff and jitter, then the call returns None (the caller
+abstains); a malformed structured answer is retried once, then None. Only an unreachable
+or misconfigured server raises (ModelUnavailableError), because no run can succeed then.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from typing import Any, TypeVar
+
+import openai
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.utils.json import parse_partial_json
+from pydantic import BaseModel, ValidationError
+
+from agent.context import Context
+from agent.errors import ModelUnavailableError
+from agent.models import endpoint, get_chat_model
+from agent.prompts import render
+from agent.tokens import count_tokens
+from agent.usage import emit, record
+
+Schema = TypeVar("Schema", bound=BaseModel)
+INTERNAL = {"tags": ["nostream"]}  # LangGraph's messages stream skips these calls
+_TRANSIENT = (openai.InternalServerError, openai.RateLimitError, openai.APIStatusError)
+
+
+def _backoff(attempt: int) -> float:
+    return min(8.0, 0.5 * 2**attempt) * (0.5 + random.random())
+
+
+def _record_usage(messages: list[BaseMessage], reply: AIMessage) -> None:
+    usage = reply.usage_metadata or {}
+    prompt = usage.get("input_tokens") or sum(count_tokens(str(m.content)) for m in messages)
+    completion = usage.get("output_tokens") or count_tokens(str(reply.content))
+    record(llm_calls=1, prompt_tokens=prompt, completion_tokens=completion)
+
+
+def _invoke_once(context: Context, messages: list[BaseMessage], bind: dict, stream_field: str | None) -> AIMessage:
+    model = get_chat_model(context)
+    if bind:
+        model = model.bind(**bind)
+    if stream_field is None:
+        return model.invoke(messages, config=INTERNAL)
+    reply, shown = None, ""
+    for chunk in model.stream(messages, config=INTERNAL):
+        reply = chunk if reply is None else reply + chunk
+        partial = parse_partial_json(str(reply.content)) if reply.content else None
+        value = partial.get(stream_field) if isinstance(partial, dict) else None
+        if isinstance(value, str) and len(value) > len(shown) and value.startswith(shown):
+            emit({"event": "token", "text": value[len(shown):]})
+            shown = value
+    return AIMessage(content=reply.content, usage_metadata=reply.usage_metadata) if reply else AIMessage("")
+
+
+def call_model(
+    context: Context, messages: list[BaseMessage], *, bind: dict | None = None, stream_field: str | None = None
+) -> AIMessage | None:
+    """One model call with bounded retries; None when every attempt timed out or failed."""
+    for attempt in range(context.max_retries + 1):
+        try:
+            reply = _invoke_once(context, messages, bind or {}, stream_field)
+            _record_usage(messages, reply)
+            return reply
+        except openai.APITimeoutError:
+            record(timeouts=1)
+        except openai.APIConnectionError as error:
+            if attempt == context.max_retries:
+                raise ModelUnavailableError(
+                    f"cannot reach the model server at {endpoint(context)} ({type(error).__name__}); "
+                    "start it, or choose another with --model / DISAMBIG_MODEL / OPENAI_BASE_URL"
+                ) from None
+        except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as error:
+            raise ModelUnavailableError(
+                f"the model server at {endpoint(context)} refused the request "
+                f"({error.status_code}): check the model name and API key"
+            ) from None
+        except openai.BadRequestError:
+            record(abstentions=1)  # deterministic (e.g. prompt too long): retrying cannot help
+            return None
+        except _TRANSIENT:
+            pass
+        if attempt < context.max_retries:
+            record(retries=1)
+            time.sleep(_backoff(attempt))
+    record(abstentions=1)
+    return None
+
+
+def generate_text(context: Context, prompt: str, **values: Any) -> str | None:
+    """Plain-text completion of prompt file `prompt`; None if the model could not answer."""
+    reply = call_model(context, render(prompt, **values))
+    return None if reply is None else str(reply.content).strip()
+
+
+def _structured_request(context: Context, schema: type[BaseModel], messages: list[BaseMessage]):
+    """The response_format binding and messages for the configured structured-output method."""
+    json_schema = schema.model_json_schema()
+    # sent as extra_body so langchain-openai does not switch to its strict parsing client
+    if context.structured_output == "json_schema":
+        response_format = {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": json_schema}}
+        return {"extra_body": {"response_format": response_format}}, messages
+    hint = SystemMessage(f"Reply with one JSON object only, matching this JSON schema:\n{json.dumps(json_schema)}")
+    bind = {"extra_body": {"response_format": {"type": "json_object"}}} if context.structured_output == "json_object" else {}
+    return bind, [*messages, hint]
+
+
+def parse_json_reply(text: str, schema: type[Schema]) -> Schema:
+    """Validate a model's JSON reply, tolerating code fences, text around the object and a
+    reply cut off by the token limit (the complete part is kept)."""
+    start = text.find("{")
+    if start < 0:
+        raise ValueError("no JSON object in the reply")
+    end = text.rfind("}")
+    try:
+        data = json.loads(text[start:end + 1])
+    except json.JSONDecodeError:
+        data = parse_partial_json(text[start:])
+    if not isinstance(data, dict):
+        raise ValueError("the reply is not a JSON object")
+    return schema.model_validate(data)
+
+
+def generate_structured(
+    context: Context, schema: type[Schema], prompt: str, *, stream_field: str | None = None, **values: Any
+) -> Schema | None:
+    """A `schema` instance from prompt file `prompt`; retried once when malformed, then None."""
+    bind, messages = _structured_request(context, schema, render(prompt, **values))
+    for attempt in range(2):
+        reply = call_model(context, messages, bind=bind, stream_field=stream_field)
+        if reply is None:
+            return None
+        try:
+            return parse_json_reply(str(reply.content), schema)
+        except (ValueError, ValidationError):
+            record(malformed=1)
+            if attempt == 0:
+                record(retries=1)
+    record(abstentions=1)
+    return None

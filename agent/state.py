@@ -1,0 +1,58 @@
+"""The state contract every graph shares: the same input, the same output.
+
+Plain JSON-able data only (checkpoints must round-trip). Lists that several nodes add to
+carry reducers; `usage` and `route` are filled by `agent.usage.tracked`, never by hand.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NotRequired, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+from agent.usage import append_route, merge_usage
+
+
+def merge_decision(left: dict | None, right: dict | None) -> dict:
+    """Reducer for `decision`: later nodes add keys describing the branch they took."""
+    return {**(left or {}), **(right or {})}
+
+
+class Passage(TypedDict):
+    id: str
+    title: str
+    text: str
+    score: float
+    source: NotRequired[str]
+
+
+class Interpretation(TypedDict):
+    question: str
+    answer: str
+    citations: list[str]  # passage ids
+
+
+class InputState(TypedDict):
+    """What every graph accepts: a question and, optionally, the conversation so far."""
+
+    question: str
+    messages: NotRequired[Annotated[list[AnyMessage], add_messages]]
+
+
+class OutputState(TypedDict, total=False):
+    """What every graph returns."""
+
+    answer: str
+    interpretations: list[Interpretation]
+    passages: list[Passage]
+    route: Annotated[list[str], append_route]
+    decision: Annotated[dict[str, Any], merge_decision]
+    usage: Annotated[dict[str, Any], merge_usage]
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class RAGState(InputState, OutputState, total=False):
+    """The working state of a retrieve-then-answer graph; methods extend it."""
+
+    guidance: str  # extra instructions a method hands to `synthesize_answer` (e.g. sub-questions)

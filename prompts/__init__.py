@@ -1,0 +1,1 @@
+"""Prompt files, one per prompt: a system part, a line `---`, and a user template ($names)."""

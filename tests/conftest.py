@@ -1,0 +1,61 @@
+"""Shared fixtures: an isolated environment, the demo index, and the scripted model."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.scripted import ScriptedChatModel
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO_CORPUS = ROOT / "agent" / "data" / "demo_corpus.jsonl"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_environment(tmp_path_factory):
+    """No test reads the user's settings or writes to their data and cache directories."""
+    base = tmp_path_factory.mktemp("env")
+    saved = dict(os.environ)
+    for name in ("DISAMBIG_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "DISAMBIG_CHROMA_URL",
+                 "DISAMBIG_RETRIEVAL", "DISAMBIG_EMBEDDINGS"):
+        os.environ.pop(name, None)
+    os.environ["DISAMBIG_CACHE"] = str(base / "cache")
+    os.environ["DISAMBIG_INDEX"] = str(base / "default-index")
+    os.environ["ANONYMIZED_TELEMETRY"] = "False"
+    os.environ.setdefault("DISAMBIG_TORCH_THREADS", "2")
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+@pytest.fixture(scope="session")
+def demo_index(tmp_path_factory) -> str:
+    """An index of the bundled demo corpus, built once per test session."""
+    from agent.corpus import ReadReport, read_passages
+    from agent.index import IndexStore, ingest
+
+    path = tmp_path_factory.mktemp("demo-index")
+    store = IndexStore(str(path), create=True)
+    ingest(store, read_passages([str(DEMO_CORPUS)], ReadReport()))
+    return str(path)
+
+
+@pytest.fixture
+def scripted():
+    """Register a fresh ScriptedChatModel as model "scripted"; tests add rules to it."""
+    from agent.models import register_chat_model
+
+    model = ScriptedChatModel()
+    register_chat_model("scripted", lambda context: model)
+    return model
+
+
+def shared_data(*parts: str) -> Path:
+    """A file under ../shared/data, or skip the test when the data is not on this machine."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"evaluation data not present: {path}")
+    return path

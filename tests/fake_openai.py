@@ -1,0 +1,90 @@
+"""A fake OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks.
+
+`FakeOpenAI(reply=..., latency=0.1)` serves `/v1/chat/completions` (plain and streaming) and
+`/v1/models`; `faults` lets a test script failures per request: a list of "503", "timeout",
+"garbage" or None (normal) consumed one per request, or a function of the request number.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+
+class FakeOpenAI:
+    def __init__(self, reply: str | Callable[[dict], str] = '{"interpretations": [], "answer": "fake"}',
+                 latency: float = 0.0, faults: list | Callable[[int], str | None] | None = None,
+                 hang_seconds: float = 30.0):
+        self.reply, self.latency, self.faults, self.hang_seconds = reply, latency, faults, hang_seconds
+        self.requests: list[dict] = []
+        self._lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _send(self, status: int, body: bytes, content_type: str = "application/json"):
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self):
+                self._send(200, json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode())
+
+            def do_POST(self):
+                request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                fault = fake._next_fault(request)
+                if fault == "503":
+                    return self._send(503, b'{"error": {"message": "overloaded"}}')
+                if fault == "timeout":
+                    time.sleep(fake.hang_seconds)
+                    return self._send(200, b"{}")
+                time.sleep(fake.latency)
+                content = "this is not json {" if fault == "garbage" else fake._content(request)
+                usage = {"prompt_tokens": 10, "completion_tokens": max(1, len(content.split())), "total_tokens": 0}
+                if not request.get("stream"):
+                    body = {"id": "x", "object": "chat.completion", "created": 0, "model": "fake", "usage": usage,
+                            "choices": [{"index": 0, "finish_reason": "stop",
+                                         "message": {"role": "assistant", "content": content}}]}
+                    return self._send(200, json.dumps(body).encode())
+                events = []
+                for start in range(0, len(content), 16):
+                    delta = {"role": "assistant", "content": content[start:start + 16]}
+                    events.append({"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "fake",
+                                   "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+                events.append({"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "fake",
+                               "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage})
+                body = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+                self._send(200, body.encode(), "text/event-stream")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def _next_fault(self, request: dict) -> str | None:
+        with self._lock:
+            number = len(self.requests)
+            self.requests.append(request)
+            if callable(self.faults):
+                return self.faults(number)
+            return self.faults.pop(0) if self.faults else None
+
+    def _content(self, request: dict) -> str:
+        return self.reply(request) if callable(self.reply) else self.reply
+
+    def __enter__(self) -> "FakeOpenAI":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,85 @@
+import json
+
+import numpy as np
+import pytest
+
+from agent.context import Context
+from agent.corpus import ReadReport, read_passages
+from agent.errors import IndexMissingError, InputError
+from agent.index import IndexStore, ingest
+from agent.retrieval import Retriever, get_retriever, reciprocal_rank_fusion
+
+PASSAGES = [
+    ("hp-company", "Hewlett-Packard", "Hewlett-Packard was founded in 1939 by Bill Hewlett and David Packard in Palo Alto."),
+    ("hp-unit", "Horsepower", "One mechanical horsepower is about 745.7 watts, a unit of power for engines."),
+    ("hp-games", "Hit points", "In role-playing video games, hit points measure how much damage a character survives."),
+    ("cat", "Jaguar (animal)", "The jaguar is a large cat native to the Americas and the rainforest."),
+    ("car", "Jaguar Cars", "Jaguar is a British maker of luxury cars founded as the Swallow Sidecar Company."),
+]
+
+
+@pytest.fixture(scope="module")
+def retriever(tmp_path_factory):
+    path = tmp_path_factory.mktemp("retrieval")
+    corpus = path / "docs.jsonl"
+    corpus.write_text("\n".join(json.dumps({"id": i, "title": t, "text": x}) for i, t, x in PASSAGES))
+    store = IndexStore(str(path / "index"), create=True)
+    ingest(store, read_passages([str(corpus)], ReadReport()))
+    return Retriever(store)
+
+
+def test_rrf_matches_the_formula():
+    fused = dict(reciprocal_rank_fusion([["a", "b", "c"], ["b", "a"]]))
+    assert fused["a"] == pytest.approx(1 / 61 + 1 / 62)
+    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused["c"] == pytest.approx(1 / 63)
+    assert list(dict(reciprocal_rank_fusion([["x"], ["y", "x"]]))) == ["x", "y"]
+
+
+@pytest.mark.parametrize("mode", ["dense", "sparse", "hybrid"])
+def test_each_mode_finds_the_relevant_passage(retriever, mode):
+    hits = retriever.search("how many watts is one horsepower", mode, k=3)
+    assert hits[0]["id"] == "hp-unit"
+    assert set(hits[0]) >= {"id", "title", "text", "score"}
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+
+
+def test_dense_scores_are_cosine_similarities(retriever):
+    hit = retriever.search("jaguar big cat of the rainforest", "dense", k=1)[0]
+    vectors = retriever.embed_queries(["jaguar big cat of the rainforest", f"{PASSAGES[3][1]}: {PASSAGES[3][2]}"])
+    assert hit["id"] == "cat"
+    assert hit["score"] == pytest.approx(float(np.dot(vectors[0], vectors[1])), abs=1e-4)
+
+
+def test_hybrid_score_is_the_rrf_of_dense_and_sparse(retriever):
+    query = "jaguar cars company"
+    dense = [p["id"] for p in retriever.search(query, "dense", k=20)]
+    sparse = [p["id"] for p in retriever.search(query, "sparse", k=20)]
+    expected = reciprocal_rank_fusion([dense, sparse])[:3]
+    hybrid = retriever.search(query, "hybrid", k=3)
+    assert [(p["id"], p["score"]) for p in hybrid] == [(i, pytest.approx(s, abs=1e-6)) for i, s in expected]
+
+
+def test_batch_search_equals_single_searches(retriever):
+    queries = ["hit points in games", "Hewlett-Packard founders", "luxury cars"]
+    batch = retriever.search_batch(queries, "hybrid", k=2)
+    assert [[p["id"] for p in hits] for hits in batch] == [
+        [p["id"] for p in retriever.search(q, "hybrid", k=2)] for q in queries
+    ]
+
+
+def test_bad_queries_and_settings(retriever):
+    with pytest.raises(InputError, match="empty"):
+        retriever.search("   ", "dense")
+    with pytest.raises(InputError, match="unknown retrieval mode"):
+        retriever.search("hp", "fuzzy")
+    with pytest.raises(InputError):
+        retriever.search("hp", "dense", k=0)
+
+
+def test_missing_and_empty_indexes_say_to_ingest(tmp_path):
+    with pytest.raises(IndexMissingError, match="ingest"):
+        get_retriever(Context(index_dir=str(tmp_path / "absent")))
+    IndexStore(str(tmp_path / "empty"), create=True)
+    with pytest.raises(IndexMissingError, match="empty"):
+        get_retriever(Context(index_dir=str(tmp_path / "empty"))).search("anything", "hybrid")
