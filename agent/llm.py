@@ -41,6 +41,15 @@ def _record_usage(messages: list[BaseMessage], reply: AIMessage) -> None:
     record(llm_calls=1, prompt_tokens=prompt, completion_tokens=completion)
 
 
+def _partial_object(text: str) -> dict | None:
+    """The JSON object streamed so far, or None while it does not parse yet."""
+    start = text.find("{")
+    try:
+        return parse_partial_json(text[start:]) if start >= 0 else None
+    except ValueError:
+        return None
+
+
 def _invoke_once(context: Context, messages: list[BaseMessage], bind: dict, stream_field: str | None) -> AIMessage:
     model = get_chat_model(context)
     if bind:
@@ -50,7 +59,7 @@ def _invoke_once(context: Context, messages: list[BaseMessage], bind: dict, stre
     reply, shown = None, ""
     for chunk in model.stream(messages, config=INTERNAL):
         reply = chunk if reply is None else reply + chunk
-        partial = parse_partial_json(str(reply.content)) if reply.content else None
+        partial = _partial_object(str(reply.content))
         value = partial.get(stream_field) if isinstance(partial, dict) else None
         if isinstance(value, str) and len(value) > len(shown) and value.startswith(shown):
             emit({"event": "token", "text": value[len(shown):]})
@@ -120,7 +129,7 @@ def parse_json_reply(text: str, schema: type[Schema]) -> Schema:
     try:
         data = json.loads(text[start:end + 1])
     except json.JSONDecodeError:
-        data = parse_partial_json(text[start:])
+        data = _partial_object(text)  # cut off by the token limit: keep the complete part
     if not isinstance(data, dict):
         raise ValueError("the reply is not a JSON object")
     return schema.model_validate(data)
