@@ -163,6 +163,11 @@ def get_chat_model(context: Context) -> BaseChatModel:
     """The chat model for this context, built once per process and setting."""
     spec = context.model
     key = (spec, context.temperature, context.max_tokens, context.request_timeout)
+    if spec.startswith("openai:"):  # the server and key come from the environment, which may change
+        secret = hashlib.sha256((os.environ.get("OPENAI_API_KEY") or "").encode()).hexdigest()
+        key += (os.environ.get("OPENAI_BASE_URL"), secret)
+    if spec.startswith("gguf:") or spec in PACKAGED:
+        key += (context.local_threads, context.local_ctx_size, context.local_parallel)
     with _lock:
         if key in _models:
             return _models[key]

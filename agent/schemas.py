@@ -12,6 +12,8 @@ class CitedInterpretation(BaseModel):
 
 
 class Synthesis(BaseModel):
+    # a short note per passage first: small models then notice that passages differ in meaning
+    passage_meanings: list[str] = Field(max_length=30, description="per passage, in order: what it is about")
     # required fields keep their order in llama.cpp's grammar: interpretations first, answer last
     interpretations: list[CitedInterpretation] = Field(max_length=8)
     # the length cap becomes part of the grammar on llama.cpp, so small models cannot ramble on

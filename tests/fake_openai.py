@@ -30,11 +30,14 @@ class FakeOpenAI:
                 pass
 
             def _send(self, status: int, body: bytes, content_type: str = "application/json"):
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", content_type)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a simulated timeout): nothing to answer
 
             def do_GET(self):
                 self._send(200, json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode())

@@ -1,0 +1,102 @@
+"""The model-call layer against a fake OpenAI-compatible server: retries, faults, errors."""
+
+import json
+import socket
+
+import pytest
+from pydantic import BaseModel
+
+from agent.context import Context
+from agent.errors import InputError, ModelUnavailableError
+from agent.llm import call_model, generate_structured, generate_text, parse_json_reply
+from agent.models import get_chat_model
+from agent.usage import UsageRecorder, _current
+from tests.fake_openai import FakeOpenAI
+
+
+class Pair(BaseModel):
+    question: str
+    answer: str
+
+
+@pytest.fixture
+def openai_env(monkeypatch):
+    def use(fake: FakeOpenAI, key: str = "sk-test-SECRET-KEY-123"):
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+        return Context(model="openai:fake", max_retries=2, request_timeout=1.0)
+    return use
+
+
+@pytest.fixture
+def recorder():
+    recorder = UsageRecorder()
+    token = _current.set(recorder)
+    yield recorder.counts
+    _current.reset(token)
+
+
+def test_structured_reply_is_parsed_and_usage_taken_from_the_server(openai_env, recorder):
+    with FakeOpenAI(reply=json.dumps({"question": "q?", "answer": "a"})) as fake:
+        pair = generate_structured(openai_env(fake), Pair, "synthesize_answer", question="q", passages="", guidance="")
+        assert pair == Pair(question="q?", answer="a")
+        schema = fake.requests[0]["response_format"]["json_schema"]["schema"]
+        assert set(schema["required"]) == {"question", "answer"}
+    assert recorder["llm_calls"] == 1 and recorder["prompt_tokens"] == 10
+
+
+def test_503s_are_retried_with_backoff_then_succeed(openai_env, recorder):
+    with FakeOpenAI(reply="plain text", faults=["503", "503"]) as fake:
+        assert generate_text(openai_env(fake), "synthesize_answer", question="q", passages="", guidance="") == "plain text"
+        assert len(fake.requests) == 3
+    assert recorder["retries"] == 2 and recorder["abstentions"] == 0
+
+
+def test_persistent_failures_degrade_to_none_and_are_counted(openai_env, recorder):
+    with FakeOpenAI(faults=lambda n: "503") as fake:
+        assert call_model(openai_env(fake), [("user", "hi")]) is None
+        assert len(fake.requests) == 3  # 1 + max_retries
+    assert recorder["abstentions"] == 1 and recorder["retries"] == 2
+
+
+def test_timeouts_are_counted_and_retried(openai_env, recorder):
+    with FakeOpenAI(reply="ok", faults=["timeout"], hang_seconds=3) as fake:
+        assert call_model(openai_env(fake), [("user", "hi")]).content == "ok"
+    assert recorder["timeouts"] == 1 and recorder["retries"] == 1
+
+
+def test_garbage_is_retried_once_then_abstains(openai_env, recorder):
+    with FakeOpenAI(faults=lambda n: "garbage") as fake:
+        assert generate_structured(openai_env(fake), Pair, "synthesize_answer", question="q", passages="", guidance="") is None
+        assert len(fake.requests) == 2
+    assert recorder["malformed"] == 2 and recorder["abstentions"] == 1
+
+
+def test_unreachable_server_names_the_url_and_never_the_key(openai_env):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    fake = type("Closed", (), {"base_url": f"http://127.0.0.1:{port}/v1"})()
+    context = openai_env(fake).replace(max_retries=0)
+    with pytest.raises(ModelUnavailableError) as error:
+        call_model(context, [("user", "hi")])
+    assert f"127.0.0.1:{port}" in str(error.value)
+    assert "SECRET" not in str(error.value)
+
+
+def test_truncated_json_keeps_the_complete_part():
+    class Answer(BaseModel):
+        items: list[str]
+        answer: str = ""
+
+    parsed = parse_json_reply('Sure: ```json\n{"items": ["a", "b"], "answer": "cut off he', Answer)
+    assert parsed.items == ["a", "b"] and parsed.answer.startswith("cut off")
+    with pytest.raises(ValueError):
+        parse_json_reply("no object here", Answer)
+
+
+def test_unknown_models_are_refused_clearly():
+    with pytest.raises(InputError, match="unknown model 'gpt5'"):
+        get_chat_model(Context(model="gpt5"))
+    with pytest.raises(ModelUnavailableError, match="GGUF file not found"):
+        get_chat_model(Context(model="gguf:/nonexistent/model.gguf"))
