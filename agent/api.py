@@ -12,22 +12,28 @@ from typing import Any, Iterator
 from agent.context import Context, make_context
 from agent.errors import InputError, validate_question
 from agent.methods import load_method
+from agent.models import check_model_setting
 
 RESULT_KEYS = ("answer", "interpretations", "passages", "route", "decision", "usage")
 RECURSION_LIMIT = 200  # every loop is bounded in state; this only stops runaway bugs
 
 
 def method_context(method: str, context: Context | dict[str, Any] | None = None) -> Context:
-    """A context of the method's own class, from a Context, a dict of overrides, or defaults."""
+    """A context of the method's own class, from a Context, a dict of overrides, or defaults.
+
+    The model setting is checked here, so a typo fails before any retrieval or model call."""
     schema = load_method(method).builder.context_schema
     if context is None or isinstance(context, dict):
-        return make_context(schema, context)
-    if isinstance(context, schema):
-        return context
-    if isinstance(context, Context):
+        result = make_context(schema, context)
+    elif isinstance(context, schema):
+        result = context
+    elif isinstance(context, Context):
         shared = {f.name: getattr(context, f.name) for f in fields(context)}
-        return make_context(schema, {k: v for k, v in shared.items() if k in {f.name for f in fields(schema)}})
-    raise InputError(f"context must be a Context or a dict, not {type(context).__name__}")
+        result = make_context(schema, {k: v for k, v in shared.items() if k in {f.name for f in fields(schema)}})
+    else:
+        raise InputError(f"context must be a Context or a dict, not {type(context).__name__}")
+    check_model_setting(result.model)
+    return result
 
 
 def to_result(state: dict) -> dict:

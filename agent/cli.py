@@ -99,8 +99,9 @@ def cmd_ask(args) -> int:
 
     schema = load_method(args.method).builder.context_schema
     overrides = _parse_settings(args.set or [], schema)
-    overrides.update({"index_dir": args.index, "chroma_url": args.chroma_url, "model": args.model,
-                      "retrieval_mode": args.mode, "k": args.k})
+    flags = {"index_dir": args.index, "chroma_url": args.chroma_url, "model": args.model,
+             "retrieval_mode": args.mode, "k": args.k}
+    overrides.update({name: value for name, value in flags.items() if value is not None})
     context = api.method_context(args.method, overrides)
     if args.json:
         print(json.dumps(api.ask(args.question, args.method, context), ensure_ascii=False, indent=2))

@@ -159,6 +159,16 @@ def endpoint(context: Context) -> str:
     return _local_base_url(context)
 
 
+def check_model_setting(spec: str) -> None:
+    """Refuse an unknown model setting before any work starts (no server is contacted)."""
+    if spec in _custom_factories or spec in PACKAGED:
+        return
+    if (spec.startswith("openai:") and len(spec) > len("openai:")) or (spec.startswith("gguf:") and len(spec) > 5):
+        return
+    known = ", ".join([*PACKAGED, "gguf:PATH", "openai:NAME", *_custom_factories])
+    raise InputError(f"unknown model {spec!r}; choose one of: {known}")
+
+
 def get_chat_model(context: Context) -> BaseChatModel:
     """The chat model for this context, built once per process and setting."""
     spec = context.model
@@ -198,10 +208,8 @@ def _build(context: Context) -> BaseChatModel:
         if api_key is None:
             raise ModelUnavailableError("model 'openai:...' needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)")
         return ChatOpenAI(model=name, base_url=base_url, api_key=api_key, **common)
-    if spec in PACKAGED or spec.startswith("gguf:"):
-        return ChatOpenAI(model=spec, base_url=_local_base_url(context), api_key="local", **common)
-    known = ", ".join([*PACKAGED, "gguf:PATH", "openai:NAME", *_custom_factories])
-    raise InputError(f"unknown model {spec!r}; choose one of: {known}")
+    check_model_setting(spec)
+    return ChatOpenAI(model=spec, base_url=_local_base_url(context), api_key="local", **common)
 
 
 @atexit.register

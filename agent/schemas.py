@@ -1,20 +1,34 @@
-"""Shapes of the structured answers we ask models for (validated, then turned into dicts)."""
+"""Shapes of the structured answers we ask models for (validated, then turned into dicts).
+
+Parsing is lenient (optional lists default to empty), but the JSON schema sent to the server
+lists every property as required: llama.cpp's grammar emits required properties first, in
+order, so this keeps the fields in the order that helps small models reason.
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
-class CitedInterpretation(BaseModel):
+def _all_required(schema: dict) -> None:
+    schema["required"] = list(schema.get("properties", {}))
+
+
+class OrderedModel(BaseModel):
+    """A structured answer whose fields the model must produce in declaration order."""
+
+    model_config = ConfigDict(json_schema_extra=_all_required)
+
+
+class CitedInterpretation(OrderedModel):
     question: str = Field(description="the question, rewritten to mean exactly one thing")
     answer: str = Field(description="a short answer taken from the passages")
-    citations: list[int] = Field(description="numbers of the supporting passages")
+    citations: list[int] = Field(default_factory=list, description="numbers of the supporting passages")
 
 
-class Synthesis(BaseModel):
+class Synthesis(OrderedModel):
     # a short note per passage first: small models then notice that passages differ in meaning
-    passage_meanings: list[str] = Field(max_length=30, description="per passage, in order: what it is about")
-    # required fields keep their order in llama.cpp's grammar: interpretations first, answer last
-    interpretations: list[CitedInterpretation] = Field(max_length=8)
+    passage_meanings: list[str] = Field(default_factory=list, max_length=30, description="per passage: its meaning")
+    interpretations: list[CitedInterpretation] = Field(default_factory=list, max_length=8)
     # the length cap becomes part of the grammar on llama.cpp, so small models cannot ramble on
     answer: str = Field(max_length=1500, description="long-form answer covering every interpretation, citing [n]")

@@ -1,0 +1,90 @@
+"""The `disambig` command line, run in-process (the scripted model is registered there)."""
+
+import json
+
+import pytest
+
+from agent.cli import main
+from tests.test_vanilla import SYNTHESIS
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_search_json_lists_ranked_passages(capsys, demo_index):
+    code, out, _ = run(capsys, "search", "how many watts is a horsepower", "--index", demo_index, "--k", "3", "--json")
+    hits = json.loads(out)
+    assert code == 0 and len(hits) == 3
+    assert set(hits[0]) == {"id", "title", "text", "score"}
+    assert "horsepower" in hits[0]["id"]
+
+
+@pytest.mark.parametrize("mode", ["dense", "sparse", "hybrid"])
+def test_search_text_output(capsys, demo_index, mode):
+    code, out, _ = run(capsys, "search", "Jaguar car maker", "--index", demo_index, "--mode", mode)
+    assert code == 0
+    assert out.splitlines()[0].lstrip().startswith("1. ") and "score" in out
+
+
+def test_ask_json_has_the_contract_fields(capsys, demo_index, scripted):
+    scripted.rules.append(("Reply with JSON", SYNTHESIS))
+    code, out, _ = run(capsys, "ask", "What is HP?", "--index", demo_index, "--model", "scripted", "--json")
+    result = json.loads(out)
+    assert code == 0
+    assert {"answer", "interpretations", "passages", "route", "usage"} <= set(result)
+    assert set(result["interpretations"][0]) == {"question", "answer", "citations"}
+    assert {"llm_calls", "prompt_tokens", "completion_tokens", "retriever_calls", "wall_s", "nodes"} <= set(result["usage"])
+
+
+def test_ask_streams_stages_answer_and_sources(capsys, demo_index, scripted):
+    scripted.rules.append(("Reply with JSON", SYNTHESIS))
+    code, out, err = run(capsys, "ask", "What is HP?", "--index", demo_index, "--model", "scripted", "--k", "3")
+    assert code == 0
+    assert "· retrieve" in err and "· synthesize_answer" in err
+    assert out.startswith("HP can mean the company Hewlett-Packard [1]")
+    assert "Interpretations:" in out and "Sources:" in out and "[3]" in out
+
+
+def test_ask_set_overrides_a_setting(capsys, demo_index, scripted):
+    scripted.rules.append(("Reply with JSON", SYNTHESIS))
+    code, out, _ = run(capsys, "ask", "What is HP?", "--index", demo_index, "--model", "scripted", "--set", "k=2", "--json")
+    assert code == 0 and len(json.loads(out)["passages"]) == 2
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["ask", "   "], "question is empty"),
+    (["ask", "x" * 8001], "limit is 8000"),
+    (["ask", "What is HP?", "--method", "nope"], "unknown method 'nope'"),
+    (["ask", "What is HP?", "--model", "nope"], "unknown model 'nope'"),
+    (["ask", "What is HP?", "--set", "bogus=1"], "expected NAME=VALUE"),
+    (["ask", "What is HP?", "--set", "k=many"], "is not a int"),
+    (["search", "hp", "--index", "/nonexistent/index"], "run `disambig ingest"),
+    (["ingest"], "give at least one file"),
+    (["ingest", "/nonexistent/file.jsonl"], "no such file"),
+])
+def test_bad_input_is_one_clear_line_and_exit_1(capsys, demo_index, argv, message):
+    if argv[0] == "ask":
+        argv = [*argv, "--index", demo_index]
+    code, out, err = run(capsys, *argv)
+    assert code == 1
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_ingest_reports_skipped_lines_and_still_adds_the_good_ones(capsys, tmp_path):
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text('{"id": "a", "title": "A", "text": "alpha text"}\n{broken\n{"id": "b", "title": "B", "text": "beta"}\n')
+    index = str(tmp_path / "index")
+    code, out, err = run(capsys, "ingest", str(corpus), "--index", index, "--json", "--quiet")
+    summary = json.loads(out)
+    assert code == 1 and summary["added"] == 2 and summary["skipped"] == 1
+    assert "docs.jsonl:2: invalid JSON" in err
+    code, out, _ = run(capsys, "ingest", str(corpus), "--index", index, "--json", "--quiet")
+    assert json.loads(out)["added"] == 0 and json.loads(out)["total"] == 2
+
+
+def test_methods_lists_vanilla(capsys):
+    code, out, _ = run(capsys, "methods")
+    assert code == 0 and out.startswith("vanilla")
