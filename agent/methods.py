@@ -9,6 +9,8 @@ from agent.errors import InputError
 
 METHODS: dict[str, tuple[str, str]] = {
     "vanilla": ("graphs.vanilla", "Vanilla RAG baseline: retrieve top-k, one cited answer listing interpretations"),
+    "diva": ("graphs.diva", "DIVA: pseudo-interpretations, diversified retrieval, per-interpretation verification, adaptive answer"),
+    "dtv": ("graphs.dtv", "DtV baseline: pseudo-interpretations, top-5 each, pruned, verified post hoc, then answered"),
 }
 
 

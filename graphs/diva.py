@@ -1,0 +1,132 @@
+"""DIVA (seed 001): diversify, verify, adapt.
+
+identify_ambiguity_type -> infer_pseudo_interpretations -> retrieve_diversified ->
+verify_passages -> Useful / PartialUseful: extract_interpretations -> synthesize_answer;
+Useless: answer_closed_book (the model's own knowledge, flagged as not supported by the corpus).
+The diversify and verify steps are shared with the DtV baseline (agent/diversify.py).
+"""
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field
+
+from agent.diversify import (
+    DiversifyContext,
+    DiversifyState,
+    identify_ambiguity,
+    infer_pseudo_interpretations,
+    retrieve_diversified,
+    targets,
+    verify_passages,
+)
+from agent.errors import validate_question
+from agent.llm import generate_structured
+from agent.nodes import MODEL_FAILED, answer_update, interpretations_from, synthesize_answer
+from agent.prompts import format_passages
+from agent.schemas import CitedInterpretation
+from agent.state import InputState, OutputState
+from agent.usage import emit, tracked
+
+UNSUPPORTED = "Not supported by the indexed documents; from the model's general knowledge, unverified:"
+
+
+@dataclass(kw_only=True)
+class DIVAContext(DiversifyContext):
+    """DIVA's knobs: K (`candidate_k` per query, `k` kept), the interpretation cap, and the adapt switch."""
+
+    adaptive_generation: bool = field(
+        default=True,
+        metadata={"description": "Answer from the model's own knowledge when the passages are Useless (off: always use them)"},
+    )
+
+
+class Extraction(BaseModel):
+    interpretations: list[CitedInterpretation] = Field(max_length=8)
+
+
+class ClosedBookInterpretation(BaseModel):
+    question: str = Field(max_length=300)
+    answer: str = Field(max_length=200)
+
+
+class ClosedBookAnswer(BaseModel):
+    interpretations: list[ClosedBookInterpretation] = Field(max_length=6)
+    answer: str = Field(max_length=1200)
+
+
+@tracked
+def identify_ambiguity_type(state: DiversifyState, runtime: Runtime[DIVAContext]) -> dict:
+    """One call names the ambiguity types and why; the reason guides the next call."""
+    found = identify_ambiguity(runtime.context, validate_question(state["question"]))
+    types, reason = found if found is not None else ([], "")
+    return {"ambiguity_reason": reason, "decision": {"ambiguity_types": types, "ambiguity_reason": reason}}
+
+
+def route_after_verify_passages(
+    state: DiversifyState, runtime: Runtime[DIVAContext]
+) -> Literal["extract_interpretations", "answer_closed_book"]:
+    """Useless passages would only mislead the answer: use the model's own knowledge instead."""
+    if state.get("grade") == "Useless" and runtime.context.adaptive_generation:
+        return "answer_closed_book"
+    return "extract_interpretations"
+
+
+@tracked
+def extract_interpretations(state: DiversifyState, runtime: Runtime[DIVAContext]) -> dict:
+    """Disambiguated questions with short answers from the kept passages (seed 001, Eq. 1);
+    they become the guidance of the long-form synthesis (Eq. 2)."""
+    passages = state.get("passages") or []
+    extraction = generate_structured(
+        runtime.context, Extraction, "extract_interpretations",
+        question=state["question"], readings=" / ".join(targets(state)), passages=format_passages(passages),
+    )
+    found = interpretations_from(extraction, passages) if extraction is not None else []
+    lines = [f"- {i['question']} -> {i['answer']}" for i in found]
+    guidance = "Interpretations already found in the passages (cover each one):\n" + "\n".join(lines)
+    return {
+        "interpretations": found,
+        "guidance": guidance if found else state.get("guidance", ""),
+        "decision": {"branch": "passages", "supported_by_corpus": True, "extracted": len(found)},
+    }
+
+
+@tracked
+def answer_closed_book(state: DiversifyState, runtime: Runtime[DIVAContext]) -> dict:
+    """The model's own answer, flagged as unsupported by the corpus and without citations."""
+    emit({"event": "token", "text": UNSUPPORTED + " "})
+    reply = generate_structured(
+        runtime.context, ClosedBookAnswer, "answer_closed_book", stream_field="answer",
+        question=state["question"], readings=" / ".join(targets(state)),
+    )
+    decision = {"branch": "closed_book", "supported_by_corpus": False}
+    if reply is None:
+        return {"passages": [], **answer_update(f"{UNSUPPORTED} {MODEL_FAILED}", [], abstained=True, **decision)}
+    interpretations = [
+        {"question": i.question.strip(), "answer": i.answer.strip(), "citations": []}
+        for i in reply.interpretations if i.question.strip() and i.answer.strip()
+    ]
+    answer = f"{UNSUPPORTED} {reply.answer.strip()}"
+    return {"passages": [], **answer_update(answer, interpretations, abstained=False, **decision)}
+
+
+builder = StateGraph(DiversifyState, context_schema=DIVAContext, input_schema=InputState, output_schema=OutputState)
+builder.add_node("identify_ambiguity_type", identify_ambiguity_type)
+builder.add_node("infer_pseudo_interpretations", infer_pseudo_interpretations)
+builder.add_node("retrieve_diversified", retrieve_diversified)
+builder.add_node("verify_passages", verify_passages)
+builder.add_node("extract_interpretations", extract_interpretations)
+builder.add_node("synthesize_answer", synthesize_answer)
+builder.add_node("answer_closed_book", answer_closed_book)
+builder.add_edge(START, "identify_ambiguity_type")
+builder.add_edge("identify_ambiguity_type", "infer_pseudo_interpretations")
+builder.add_edge("infer_pseudo_interpretations", "retrieve_diversified")
+builder.add_edge("retrieve_diversified", "verify_passages")
+builder.add_conditional_edges("verify_passages", route_after_verify_passages)
+builder.add_edge("extract_interpretations", "synthesize_answer")
+builder.add_edge("synthesize_answer", END)
+builder.add_edge("answer_closed_book", END)
+
+graph = builder.compile(name="diva")

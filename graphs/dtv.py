@@ -1,0 +1,57 @@
+"""DtV, diversify-then-verify (the baseline VERDICT compares against, seed 000 §3.2).
+
+infer_pseudo_interpretations (the model alone, no ambiguity-type step) -> retrieve_diversified
+(top-5 per interpretation, pruned to the 5 most similar to all interpretations) ->
+verify_passages (one Yes/No call per interpretation over the kept passages) ->
+synthesize_answer over the kept passages, guided by the interpretations that passed;
+when none passed there is nothing verified to answer from, and the graph abstains.
+Verification is post hoc, as in the paper: it filters interpretations, not passages.
+"""
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from langgraph.graph import END, START, StateGraph
+
+from agent.diversify import DiversifyContext, DiversifyState, infer_pseudo_interpretations, retrieve_diversified, verify_passages
+from agent.nodes import answer_update, synthesize_answer
+from agent.state import InputState, OutputState
+from agent.usage import tracked
+
+NOTHING_VERIFIED = "None of the interpretations of this question could be verified against the indexed documents."
+
+
+@dataclass(kw_only=True)
+class DtVContext(DiversifyContext):
+    """DtV retrieves for the pseudo-interpretations only, not for the original question."""
+
+    include_question: bool = field(
+        default=False, metadata={"description": "Also retrieve candidates for the original question (DtV: no)"}
+    )
+
+
+def route_after_verify_passages(state: DiversifyState) -> Literal["synthesize_answer", "abstain"]:
+    """Answer only when at least one interpretation was verified."""
+    return "abstain" if state.get("grade") == "Useless" else "synthesize_answer"
+
+
+@tracked
+def abstain(state: DiversifyState) -> dict:
+    """No verified interpretation, so no passage is used and nothing is claimed."""
+    return {"passages": [], **answer_update(NOTHING_VERIFIED, [], abstained=True)}
+
+
+builder = StateGraph(DiversifyState, context_schema=DtVContext, input_schema=InputState, output_schema=OutputState)
+builder.add_node("infer_pseudo_interpretations", infer_pseudo_interpretations)
+builder.add_node("retrieve_diversified", retrieve_diversified)
+builder.add_node("verify_passages", verify_passages)
+builder.add_node("synthesize_answer", synthesize_answer)
+builder.add_node("abstain", abstain)
+builder.add_edge(START, "infer_pseudo_interpretations")
+builder.add_edge("infer_pseudo_interpretations", "retrieve_diversified")
+builder.add_edge("retrieve_diversified", "verify_passages")
+builder.add_conditional_edges("verify_passages", route_after_verify_passages)
+builder.add_edge("synthesize_answer", END)
+builder.add_edge("abstain", END)
+
+graph = builder.compile(name="dtv")

@@ -1,0 +1,63 @@
+"""Scripted replies for the DIVA and DtV graph tests: one rule per prompt, by its instruction line."""
+
+from __future__ import annotations
+
+import json
+import re
+
+IDENTIFY = "Classify the ambiguity"
+INFER = "Disambiguated questions, at most"
+VERIFY = "Does the evidence contain the answer?"
+EXTRACT = "Extract the interpretations"
+CLOSED_BOOK = "Answer from your own knowledge."
+SYNTHESIZE = "passage_meanings"
+
+READINGS = ["What is HP, the company?", "What is hp, the unit of power?", "What does HP mean in games?"]
+AMBIGUITY = json.dumps({"reason": "HP names a company, a unit and a game statistic.", "types": ["[AmbSub]"]})
+EXTRACTION = json.dumps({"interpretations": [
+    {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1]},
+    {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [2, 42]},
+]})
+SYNTHESIS = json.dumps({
+    "passage_meanings": ["company", "unit"],
+    "interpretations": [
+        {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1]},
+        {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [2]},
+    ],
+    "answer": "HP is the company Hewlett-Packard [1], whereas hp is also horsepower [2].",
+})
+CLOSED = json.dumps({
+    "interpretations": [{"question": "What is HP, the company?", "answer": "a computer maker"}],
+    "answer": "HP usually means the computer maker Hewlett-Packard.",
+})
+
+
+def asked_question(messages) -> str:
+    """The question of the user message (the system message's example has its own)."""
+    return re.search(r"Question: (.*)", str(messages[-1].content)).group(1).strip()
+
+
+def verifier(answers: dict[str, str], default: str = "No"):
+    """A verify reply per asked question: "Yes", "No" or any raw text (garbage)."""
+
+    def reply(messages) -> str:
+        answer = answers.get(asked_question(messages), default)
+        return json.dumps({"contains_answer": answer}) if answer in ("Yes", "No", "yes") else answer
+
+    return reply
+
+
+def script(model, *, readings=READINGS, verdicts=None, identify=AMBIGUITY) -> None:
+    """Install the rules for a full run; `verdicts` maps a reading to its verifier reply."""
+    model.rules.extend([
+        (IDENTIFY, identify),
+        (INFER, json.dumps({"questions": readings})),
+        (VERIFY, verifier(verdicts or {})),
+        (EXTRACT, EXTRACTION),
+        (CLOSED_BOOK, CLOSED),
+        (SYNTHESIZE, SYNTHESIS),
+    ])
+
+
+def calls_with(model, marker: str) -> list[str]:
+    return [call["text"] for call in model.calls if marker in call["text"]]

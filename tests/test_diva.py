@@ -1,0 +1,208 @@
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from agent import api
+from agent.diversify import AmbiguityTypes, clean_interpretations, diversified_scores, diversify, grade
+from agent.embeddings import get_embedder
+from agent.retrieval import get_retriever
+from graphs.diva import UNSUPPORTED
+from tests.diversify_script import (
+    CLOSED_BOOK, EXTRACT, INFER, READINGS, SYNTHESIZE, VERIFY, calls_with, script,
+)
+
+PASSAGE_ROUTE = ["identify_ambiguity_type", "infer_pseudo_interpretations", "retrieve_diversified",
+                 "verify_passages", "extract_interpretations", "synthesize_answer"]
+
+
+def context(index, **extra):
+    return {"model": "scripted", "index_dir": index, **extra}
+
+
+def test_useful_passages_take_the_passage_route(scripted, demo_index):
+    script(scripted, verdicts=dict.fromkeys(READINGS, "Yes"))
+    result = api.ask("What is HP?", "diva", context(demo_index))
+    decision = result["decision"]
+    assert result["route"] == PASSAGE_ROUTE
+    assert decision["grade"] == "Useful" and decision["branch"] == "passages"
+    assert decision["supported_by_corpus"] is True and decision["abstained"] is False
+    assert decision["ambiguity_types"] == ["AmbSub"]
+    assert decision["pseudo_interpretations"] == READINGS
+    assert [v["question"] for v in decision["verdicts"]] == READINGS
+    assert all(v["verdict"] == "Yes" and v["parsed"] for v in decision["verdicts"])
+    ids = [p["id"] for p in result["passages"]]
+    assert len(ids) == 5
+    assert result["interpretations"][1]["citations"] == [ids[1]]
+    assert result["answer"].startswith("HP is the company")
+    # one call per step, one verification per pseudo-interpretation
+    usage = result["usage"]
+    assert usage["llm_calls"] == 1 + 1 + len(READINGS) + 1 + 1
+    assert usage["nodes"]["verify_passages"]["llm_calls"] == len(READINGS)
+    assert usage["retriever_calls"] == 1 + len(READINGS)  # the question and each reading, batched
+    assert sorted(asked_question_text(t) for t in calls_with(scripted, VERIFY)) == sorted(READINGS)
+
+
+def asked_question_text(prompt: str) -> str:
+    return prompt.rsplit("Question: ", 1)[1].splitlines()[0].strip()
+
+
+def test_reason_reaches_the_interpretation_call_and_extraction_guides_synthesis(scripted, demo_index):
+    script(scripted, verdicts=dict.fromkeys(READINGS, "Yes"))
+    api.ask("What is HP?", "diva", context(demo_index))
+    (infer_prompt,) = calls_with(scripted, INFER)
+    assert "Why it is ambiguous: HP names a company, a unit and a game statistic." in infer_prompt
+    (extract_prompt,) = calls_with(scripted, EXTRACT)
+    assert " / ".join(READINGS) in extract_prompt
+    (synthesis_prompt,) = calls_with(scripted, SYNTHESIZE)
+    assert "What is hp, the unit? -> horsepower" in synthesis_prompt
+
+
+def test_partially_useful_passages_still_answer_from_the_passages(scripted, demo_index):
+    script(scripted, verdicts={READINGS[0]: "Yes", READINGS[1]: "yes"})
+    result = api.ask("What is HP?", "diva", context(demo_index))
+    assert result["decision"]["grade"] == "PartialUseful"
+    assert [v["verdict"] for v in result["decision"]["verdicts"]] == ["Yes", "Yes", "No"]
+    assert result["route"] == PASSAGE_ROUTE
+    assert not calls_with(scripted, CLOSED_BOOK)
+
+
+def test_useless_passages_answer_closed_book_without_citations(scripted, demo_index):
+    script(scripted, verdicts={})
+    events = list(api.stream("What is HP?", "diva", context(demo_index)))
+    result = events[-1]["result"]
+    assert result["decision"]["grade"] == "Useless"
+    assert result["route"][-1] == "answer_closed_book" and "synthesize_answer" not in result["route"]
+    assert result["decision"]["supported_by_corpus"] is False and result["decision"]["branch"] == "closed_book"
+    assert result["answer"] == f"{UNSUPPORTED} HP usually means the computer maker Hewlett-Packard."
+    assert result["passages"] == []
+    assert result["interpretations"] and all(i["citations"] == [] for i in result["interpretations"])
+    streamed = "".join(e["text"] for e in events if e["event"] == "token")
+    assert streamed == result["answer"]
+    (closed_prompt,) = calls_with(scripted, CLOSED_BOOK)
+    assert "[1]" not in closed_prompt  # no passages shown to the closed-book call
+
+
+def test_adaptive_generation_off_keeps_useless_passages(scripted, demo_index):
+    script(scripted, verdicts={})
+    result = api.ask("What is HP?", "diva", context(demo_index, adaptive_generation=False))
+    assert result["decision"]["grade"] == "Useless" and result["route"] == PASSAGE_ROUTE
+
+
+def test_empty_pseudo_interpretations_fall_back_to_the_question(scripted, demo_index):
+    script(scripted, readings=[], verdicts={"What is HP?": "Yes"})
+    result = api.ask("What is HP?", "diva", context(demo_index))
+    decision = result["decision"]
+    assert decision["pseudo_interpretations"] == [] and decision["interpretations_fallback"] is True
+    assert decision["verdicts"] == [{"question": "What is HP?", "verdict": "Yes", "parsed": True}]
+    assert decision["grade"] == "Useful"
+    assert result["usage"]["retriever_calls"] == 1  # the question once, not twice
+    assert len(result["passages"]) == 5
+
+
+def test_garbage_verdict_is_retried_once_then_counts_as_no(scripted, demo_index):
+    script(scripted, verdicts={READINGS[0]: "Yes", READINGS[1]: "Yes", READINGS[2]: "Perhaps, it depends."})
+    result = api.ask("What is HP?", "diva", context(demo_index))
+    verdicts = result["decision"]["verdicts"]
+    assert verdicts[2] == {"question": READINGS[2], "verdict": "No", "parsed": False}
+    assert result["decision"]["unparsed_verdicts"] == 1 and result["decision"]["grade"] == "PartialUseful"
+    garbage_calls = [t for t in calls_with(scripted, VERIFY) if asked_question_text(t) == READINGS[2]]
+    assert len(garbage_calls) == 2  # one retry, no more
+    verify_usage = result["usage"]["nodes"]["verify_passages"]
+    assert verify_usage["malformed"] == 2 and verify_usage["llm_calls"] == 4
+
+
+def test_failed_ambiguity_call_still_infers_interpretations(scripted, demo_index):
+    script(scripted, identify="no idea", verdicts=dict.fromkeys(READINGS, "Yes"))
+    result = api.ask("What is HP?", "diva", context(demo_index))
+    assert result["decision"]["ambiguity_types"] == [] and result["decision"]["ambiguity_reason"] == ""
+    (infer_prompt,) = calls_with(scripted, INFER)
+    assert "Why it is ambiguous" not in infer_prompt.split("---")[-1].split("Question: What is HP?")[-1]
+    assert result["decision"]["grade"] == "Useful"
+
+
+def test_cap_limits_interpretations_and_verification_calls(scripted, demo_index):
+    many = [f"What is HP in sense {n}?" for n in range(7)] + ["what is hp in sense 0?"]
+    script(scripted, readings=many, verdicts={})
+    result = api.ask("What is HP?", "diva", context(demo_index, max_interpretations=3))
+    assert result["decision"]["pseudo_interpretations"] == many[:3]
+    assert len(calls_with(scripted, VERIFY)) == 3
+
+
+def test_retrieved_scores_are_mean_cosine_to_the_interpretations(scripted, demo_index):
+    script(scripted, verdicts=dict.fromkeys(READINGS, "Yes"))
+    result = api.ask("What is HP?", "diva", context(demo_index, retrieval_mode="dense"))
+    embedder = get_embedder("minilm")
+    readings = embedder.embed(READINGS)
+    passages = result["passages"]
+    stored = get_retriever(api.method_context("diva", context(demo_index))).store.get([p["id"] for p in passages])
+    texts = [f"{stored[p['id']]['title']}: {stored[p['id']]['text']}" for p in passages]
+    expected = (embedder.embed(texts) @ readings.T).mean(axis=1)
+    assert np.allclose([p["score"] for p in passages], expected, atol=1e-4)
+    assert [p["score"] for p in passages] == sorted((p["score"] for p in passages), reverse=True)
+
+
+def test_diversified_scores_on_fixed_vectors():
+    passages = np.array([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    readings = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    scores = diversified_scores(passages, readings)
+    # a passage relevant to both readings beats one relevant to a single reading; unnormalized input is normalized
+    assert np.allclose(scores, [0.5, 0.5, np.sqrt(0.5), 0.0])
+
+
+class StubRetriever:
+    """Rankings and vectors fixed by hand, so the union and pruning can be checked exactly."""
+
+    vectors = {"q": [1, 1, 0], "r1": [1, 0, 0], "r2": [0, 1, 0],
+               "a": [1, 0, 0], "b": [0, 1, 0], "c": [1, 1, 0], "d": [0, 0, 1]}
+    rankings = {"q": ["d", "c"], "r1": ["a", "c"], "r2": ["b", "d"]}
+
+    def __init__(self):
+        self.queries = []
+        self.store = SimpleNamespace(collection=SimpleNamespace(get=self._get))
+
+    def _get(self, ids, include):
+        return {"ids": ids, "embeddings": [self.vectors[i] for i in ids]}
+
+    def search_batch(self, queries, mode, k):
+        self.queries.append(list(queries))
+        return [[{"id": i, "title": i, "text": i, "score": 1.0} for i in self.rankings[q][:k]] for q in queries]
+
+    def embed_queries(self, texts):
+        return np.array([self.vectors[t] for t in texts], dtype=float)
+
+
+def test_diversify_unions_candidates_and_keeps_the_best_by_mean_cosine():
+    retriever = StubRetriever()
+    kept, candidates = diversify(retriever, "q", ["r1", "r2"], mode="dense", candidate_k=2, k=2)
+    assert retriever.queries == [["q", "r1", "r2"]]  # one batched call
+    assert candidates == 4
+    assert [p["id"] for p in kept] == ["c", "a"]  # c covers both readings; a, b tie and a came first
+    assert kept[0]["score"] == pytest.approx(np.sqrt(0.5))
+    without_question, count = diversify(StubRetriever(), "q", ["r1", "r2"], mode="dense", candidate_k=1, k=5,
+                                        include_question=False)
+    assert count == 2 and [p["id"] for p in without_question] == ["a", "b"]
+
+
+@pytest.mark.parametrize("verdicts, expected", [
+    (["Yes", "Yes"], "Useful"), (["Yes", "No"], "PartialUseful"), (["No", "No"], "Useless"), ([], "Useless"),
+])
+def test_grade(verdicts, expected):
+    assert grade([{"question": str(n), "verdict": v, "parsed": True} for n, v in enumerate(verdicts)]) == expected
+
+
+def test_ambiguity_labels_are_normalized_and_interpretations_cleaned():
+    parsed = AmbiguityTypes.model_validate({"reason": "r", "types": ["[AmbTime]", "ambloc", "N/A", "Other"]})
+    assert parsed.types == ["AmbTime", "AmbLoc", "none"]
+    assert clean_interpretations(["  A  b?", "a B?", "", "C?"], 5) == ["A b?", "C?"]
+    assert clean_interpretations(["A?", "B?", "C?"], 2) == ["A?", "B?"]
+
+
+def test_cli_ask_method_diva(capsys, scripted, demo_index):
+    from agent.cli import main
+
+    script(scripted, verdicts=dict.fromkeys(READINGS, "Yes"))
+    code = main(["ask", "What is HP?", "--method", "diva", "--index", demo_index, "--model", "scripted", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["decision"]["grade"] == "Useful" and result["route"] == PASSAGE_ROUTE
