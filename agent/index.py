@@ -20,7 +20,7 @@ from agent.bm25 import BM25Index, tokenize
 from agent.embeddings import ChromaEmbeddings, get_embedder
 from agent.errors import IndexMissingError, InputError
 
-BATCH = 64
+BATCH = 256  # passages embedded and committed together (bigger batches pad less)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS passages (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
