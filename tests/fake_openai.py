@@ -14,6 +14,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
 
+def fake_embeddings(request: dict) -> dict:
+    """Deterministic 16-d vectors from a hash of each input text."""
+    import hashlib
+
+    texts = request["input"] if isinstance(request["input"], list) else [request["input"]]
+    data = [{"object": "embedding", "index": i,
+             "embedding": [b / 255.0 for b in hashlib.sha256(str(t).encode()).digest()[:16]]}
+            for i, t in enumerate(texts)]
+    return {"object": "list", "data": data, "model": request.get("model"), "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+
+
 class FakeOpenAI:
     def __init__(self, reply: str | Callable[[dict], str] = '{"interpretations": [], "answer": "fake"}',
                  latency: float = 0.0, faults: list | Callable[[int], str | None] | None = None,
@@ -44,6 +55,8 @@ class FakeOpenAI:
 
             def do_POST(self):
                 request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                if self.path.endswith("/embeddings"):
+                    return self._send(200, json.dumps(fake_embeddings(request)).encode())
                 fault = fake._next_fault(request)
                 if fault == "503":
                     return self._send(503, b'{"error": {"message": "overloaded"}}')
