@@ -117,6 +117,20 @@ def _retriever(index_dir: str, chroma_url: str, embedder: str) -> Retriever:
     return Retriever(IndexStore(index_dir, chroma_url, embedder))
 
 
+_registered: dict[str, Retriever] = {}
+
+
+def register_retriever(name: str, retriever: Retriever | None) -> None:
+    """Serve `retriever` to contexts whose `index_dir` is `name` (None removes it): how an
+    evaluation puts a fixed set of passages behind any method without changing its graph."""
+    if retriever is None:
+        _registered.pop(name, None)
+    else:
+        _registered[name] = retriever
+
+
 def get_retriever(context: Context) -> Retriever:
-    """The retriever for the context's index, opened once per process."""
+    """The retriever for the context's index, opened once per process (or a registered one)."""
+    if (registered := _registered.get(context.index_dir)) is not None:
+        return registered
     return _retriever(os.path.abspath(os.path.expanduser(context.index_dir)), context.chroma_url, context.embedding_model)
