@@ -91,7 +91,9 @@ def stream(
             yield chunk
         elif mode == "updates":
             for node, update in (chunk or {}).items():
-                seconds = ((update or {}).get("usage") or {}).get("nodes", {}).get(node, {}).get("seconds")
+                usage = (update or {}).get("usage") or {}
+                usage = getattr(usage, "value", usage)  # a turn's first node resets it with langgraph's Overwrite
+                seconds = usage.get("nodes", {}).get(node, {}).get("seconds")
                 yield {"event": "done", "node": node, "seconds": seconds}
         else:
             state = chunk

@@ -85,6 +85,12 @@ def cmd_search(args) -> int:
     return 0
 
 
+def cmd_train_detector(args) -> int:
+    from agent.detector_train import train_command
+
+    return train_command(args)
+
+
 def cmd_methods(args) -> int:
     from agent.methods import METHODS
 
@@ -176,6 +182,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     methods = commands.add_parser("methods", help="list the available methods")
     methods.set_defaults(run=cmd_methods)
+
+    train = commands.add_parser("train-detector", help="train the ambiguity detector on labelled queries (CSV/JSONL)")
+    train.add_argument("data", metavar="DATA", help="CSV or JSONL with text (or query/question) and label columns")
+    train.add_argument("--out", default="detector_model.npz", help="where to write the model (default ./detector_model.npz)")
+    train.add_argument("--test-size", type=float, default=0.25, help="held-out share (default 0.25; a split column wins)")
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--augment", action="store_true", help="add the paper's rule-based ambiguous variants to training")
+    train.add_argument("--entity-types", default="", help="comma-separated entity-type words for the lexical rule")
+    train.add_argument("--llm-sample", type=int, default=0, help="also score the LLM few-shot detector on N held-out queries")
+    train.add_argument("--model", help="chat model for the LLM baseline (default $DISAMBIG_MODEL or local)")
+    train.add_argument("--json", action="store_true", help="print the report as JSON")
+    train.set_defaults(run=cmd_train_detector)
     return parser
 
 

@@ -9,6 +9,7 @@ from agent.errors import InputError
 
 METHODS: dict[str, tuple[str, str]] = {
     "vanilla": ("graphs.vanilla", "Vanilla RAG baseline: retrieve top-k, one cited answer listing interpretations"),
+    "rewrite": ("graphs.rewrite", "Ambiguity-guided query rewrite: detect unclear follow-ups, rewrite from history, hand off"),
     "diva": ("graphs.diva", "DIVA: pseudo-interpretations, diversified retrieval, per-interpretation verification, adaptive answer"),
     "dtv": ("graphs.dtv", "DtV baseline: pseudo-interpretations, top-5 each, pruned, verified post hoc, then answered"),
 }

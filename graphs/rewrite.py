@@ -1,0 +1,197 @@
+"""Ambiguity-guided query rewrite (seed 002): the conversational front door.
+
+Each turn: `classify_ambiguity` runs the trained detector on the new message; a clear message
+goes downstream unchanged, with no LLM call; an ambiguous one is first rewritten by
+`rewrite_query` from the last five turns (references resolved, the user's entity values kept
+verbatim, typos fixed). `run_downstream` then answers the (rewritten) query with the
+configured method (vanilla, adf, diva or verdict), run as a subgraph. The conversation lives
+in `messages` on a checkpointer thread: each turn appends the user's message and the answer.
+
+Modes (setting `rewrite_mode`): never, always, guided (the paper's method).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field, fields
+from typing import Literal
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
+from pydantic import BaseModel, Field
+
+from agent.context import Context, make_context
+from agent.detector import AMBIGUOUS, load_detector
+from agent.errors import InputError, validate_question
+from agent.llm import generate_structured
+from agent.methods import load_method
+from agent.state import InputState, OutputState, RAGState
+from agent.usage import emit, tracked
+
+ASSISTANT_CHARS = 500  # an earlier answer is context, not evidence: its start is enough
+
+
+@dataclass(kw_only=True)
+class RewriteContext(Context):
+    """Settings of the conversational front door; the downstream method gets the shared ones."""
+
+    rewrite_mode: Literal["never", "always", "guided"] = field(
+        default="guided",
+        metadata={"description": "never: pass every message through; always: rewrite every follow-up; "
+                                 "guided: rewrite only messages the detector calls ambiguous"},
+    )
+    downstream: Literal["vanilla", "adf", "diva", "verdict"] = field(
+        default="vanilla", metadata={"description": "Method that answers the (rewritten) query"},
+    )
+    history_turns: int = field(default=5, metadata={"description": "Earlier exchanges shown to the rewriter"})
+    detector_model: str = field(
+        default="", metadata={"description": "Detector .npz from `disambig train-detector`; empty: the shipped one"},
+    )
+    entity_types: str = field(
+        default="", metadata={"description": "Comma-separated entity-type words for the lexical rule; "
+                                             "empty: those saved with the detector"},
+    )
+    lexical_rule: bool = field(
+        default=True, metadata={"description": "Let the lexical rule turn a clear prediction into ambiguous"},
+    )
+
+
+class RewriteState(RAGState, total=False):
+    query: str  # what goes downstream: the message itself, or its rewrite
+
+
+class QueryRewrite(BaseModel):
+    question: str = Field(max_length=400, description="the latest message as a self-contained question")
+
+
+def earlier_turns(messages: list[AnyMessage] | None, question: str, turns: int) -> list[AnyMessage]:
+    """User and assistant messages before the current one, at most the last `turns` exchanges."""
+    history = [m for m in messages or [] if m.type in ("human", "ai") and str(m.content).strip()]
+    if history and history[-1].type == "human" and str(history[-1].content).strip() == question:
+        history = history[:-1]
+    starts = [index for index, message in enumerate(history) if message.type == "human"]
+    if turns <= 0:
+        return []
+    return history[starts[-turns]:] if len(starts) >= turns else history
+
+
+def format_history(history: list[AnyMessage]) -> str:
+    lines = []
+    for message in history:
+        text = " ".join(str(message.content).split())
+        if message.type == "ai":
+            text = text if len(text) <= ASSISTANT_CHARS else text[:ASSISTANT_CHARS] + " ..."
+        lines.append(f"{'User' if message.type == 'human' else 'Assistant'}: {text}")
+    return "\n".join(lines)
+
+
+def rewrite_question(context: Context, question: str, history: list[AnyMessage]) -> str | None:
+    """The message rewritten to stand alone; None when the model failed or returned nothing."""
+    reply = generate_structured(context, QueryRewrite, "rewrite_query", question=question,
+                                history=format_history(history))
+    text = (reply.question if reply else "").strip().strip("\"'“”").strip()
+    return text or None
+
+
+def starts_turn(node):
+    """Per-turn outputs restart at the first node: on a checkpointer thread the previous
+    turn's route, usage and decision are still in state and their reducers would add to them."""
+
+    @functools.wraps(node)
+    def wrapper(state, *args, **kwargs):
+        update = node(state, *args, **kwargs)
+        return {**update, **{key: Overwrite(update[key]) for key in ("route", "usage", "decision")}}
+
+    return wrapper
+
+
+@starts_turn
+@tracked
+def classify_ambiguity(state: RewriteState, runtime: Runtime[RewriteContext]) -> dict:
+    """Record the user's message and decide whether it needs a rewrite before answering."""
+    context = runtime.context
+    question = validate_question(state["question"])
+    history = earlier_turns(state.get("messages"), question, context.history_turns)
+    decision: dict = {"original_query": question, "rewrite_mode": context.rewrite_mode, "ambiguity": None,
+                      "rewrite": None, "rewritten": False, "downstream": context.downstream}
+    wanted = context.rewrite_mode == "always"
+    if context.rewrite_mode == "guided":
+        verdict = load_detector(context.detector_model, context.entity_types, context.lexical_rule).predict(question)
+        decision.update(ambiguity=verdict["label"], ambiguity_probability=verdict["probability"],
+                        ambiguity_source=verdict["source"])
+        wanted = verdict["label"] == AMBIGUOUS
+    if wanted and not history:
+        decision["rewrite_skipped"] = "no earlier turn to resolve the message against"
+    decision["needs_rewrite"] = wanted and bool(history)
+    messages = state.get("messages") or []
+    is_recorded = bool(messages) and messages[-1].type == "human" and str(messages[-1].content).strip() == question
+    return {"query": question, "decision": decision, "messages": [] if is_recorded else [HumanMessage(question)]}
+
+
+def route_after_classify_ambiguity(state: RewriteState) -> Literal["rewrite_query", "run_downstream"]:
+    return "rewrite_query" if state["decision"].get("needs_rewrite") else "run_downstream"
+
+
+@tracked
+def rewrite_query(state: RewriteState, runtime: Runtime[RewriteContext]) -> dict:
+    """Resolve references from the last turns; on model failure keep the original message."""
+    question = state["query"]
+    history = earlier_turns(state.get("messages"), question, runtime.context.history_turns)
+    rewrite = rewrite_question(runtime.context, question, history)
+    if rewrite is None:
+        return {"decision": {"rewrite_failed": True}}
+    emit({"event": "rewrite", "question": rewrite})
+    return {"query": rewrite, "decision": {"rewrite": rewrite, "rewritten": rewrite != question}}
+
+
+def downstream_context(schema: type[Context], context: Context) -> Context:
+    """The downstream method's own context class, carrying over every shared setting."""
+    shared = {f.name: getattr(context, f.name) for f in fields(Context)}
+    return make_context(schema, {name: value for name, value in shared.items() if name in {f.name for f in fields(schema)}})
+
+
+@tracked
+def run_downstream(state: RewriteState, runtime: Runtime[RewriteContext]) -> dict:
+    """Answer the query with the configured method as a subgraph, relaying its stream events."""
+    name = runtime.context.downstream
+    if name == "rewrite":
+        raise InputError("the rewrite method cannot be its own downstream method")
+    module = load_method(name)
+    messages = list(state.get("messages") or [])
+    result: dict = {}
+    for mode, chunk in module.graph.stream(
+        {"question": state["query"], "messages": messages},
+        context=downstream_context(module.builder.context_schema, runtime.context),
+        stream_mode=["custom", "values"],
+    ):
+        if mode == "custom":
+            emit(chunk)
+        else:
+            result = chunk
+    known = {message.id for message in messages}
+    replies = [m for m in result.get("messages") or [] if m.id not in known and m.type == "ai"]
+    answer = result.get("answer") or ""
+    return {
+        "answer": answer,
+        "interpretations": result.get("interpretations") or [],
+        "passages": result.get("passages") or [],
+        "messages": replies or [AIMessage(answer)],
+        "usage": result.get("usage") or {},
+        "route": result.get("route") or [],
+        "decision": {**(result.get("decision") or {}), "query": state["query"],
+                     "downstream_route": result.get("route") or []},
+    }
+
+
+builder = StateGraph(RewriteState, context_schema=RewriteContext, input_schema=InputState, output_schema=OutputState)
+builder.add_node("classify_ambiguity", classify_ambiguity)
+builder.add_node("rewrite_query", rewrite_query)
+builder.add_node("run_downstream", run_downstream)
+builder.add_edge(START, "classify_ambiguity")
+builder.add_conditional_edges("classify_ambiguity", route_after_classify_ambiguity)
+builder.add_edge("rewrite_query", "run_downstream")
+builder.add_edge("run_downstream", END)
+
+graph = builder.compile(name="rewrite")
