@@ -183,6 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
     methods = commands.add_parser("methods", help="list the available methods")
     methods.set_defaults(run=cmd_methods)
 
+    from agent.evaluation.command import add_eval_parser
+
+    add_eval_parser(commands)  # `disambig eval`: datasets, metrics, reports (agent/evaluation/)
+
     train = commands.add_parser("train-detector", help="train the ambiguity detector on labelled queries (CSV/JSONL)")
     train.add_argument("data", metavar="DATA", help="CSV or JSONL with text (or query/question) and label columns")
     train.add_argument("--out", default="detector_model.npz", help="where to write the model (default ./detector_model.npz)")

@@ -1,0 +1,248 @@
+"""Run methods over a dataset: cached per question, resumable, with bounded concurrency.
+
+A finished question is stored at once under (method, dataset, question id, settings hash,
+model), so a killed run resumes where it stopped and a repeated run recomputes nothing;
+model replies go through a persistent response cache, so even a question interrupted
+half-way replays the calls it had made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import sys
+import threading
+import time
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from agent.context import cache_dir
+from agent.errors import DisambigError, InputError, ModelUnavailableError
+from agent.evaluation.datasets import Example, load_dataset, read_ids
+from agent.evaluation.llm_cache import ResponseStore, register_cached_model, replay_scope
+from agent.evaluation.scoring import score
+
+# Settings that change how fast a run goes, not what it answers: left out of the settings hash.
+OPERATIONAL = {"concurrency", "request_timeout", "max_retries", "local_threads", "local_parallel", "chroma_url",
+               "index_dir", "model"}
+
+
+@dataclass
+class EvalConfig:
+    dataset: str
+    data: str
+    methods: list[str]
+    out: str
+    model: str = ""
+    ids: str | None = None
+    limit: int | None = None
+    sample: int | None = None
+    seed: int = 0
+    index_dir: str | None = None
+    retrieval_mode: str | None = None
+    k: int | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    concurrency: int = 1  # questions in flight at once
+    cache: str | None = None
+    universe: str = "auto"  # fixed: the dataset's own passages; index: the configured index
+    judge_model: str | None = None
+    qa_model: str | None = None
+    progress: bool = True
+
+
+class ResultStore:
+    """Finished questions, one row each; committed as each question ends."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS results (method TEXT, dataset TEXT, qid TEXT, settings TEXT, "
+                         "model TEXT, record TEXT NOT NULL, PRIMARY KEY (method, dataset, qid, settings, model))")
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> dict | None:
+        with self._lock:
+            row = self._db.execute("SELECT record FROM results WHERE method=? AND dataset=? AND qid=? AND settings=? "
+                                   "AND model=?", key).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put(self, key: tuple, record: dict) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?)", (*key, json.dumps(record)))
+
+
+def settings_hash(context, universe: str) -> tuple[str, dict]:
+    """(short hash, the settings it covers) for a method context and its passage universe."""
+    settings = {f.name: getattr(context, f.name) for f in fields(context) if f.name not in OPERATIONAL}
+    settings["universe"] = universe
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return digest, settings
+
+
+def _index_fingerprint(index_dir: str) -> str:
+    from agent.index import IndexStore
+
+    store = IndexStore(index_dir)
+    return f"index:{store.path.resolve()}@{store.generation()}"
+
+
+def _method_contexts(config: EvalConfig, model_name: str) -> dict:
+    from agent.api import method_context
+    from agent.methods import load_method
+
+    contexts, used = {}, set()
+    for method in config.methods:
+        schema = load_method(method).builder.context_schema
+        known = {f.name for f in fields(schema)}
+        chosen = {name: _coerce(name, value, schema) for name, value in config.settings.items() if name in known}
+        used.update(chosen)
+        flags = {"model": model_name, "index_dir": config.index_dir, "retrieval_mode": config.retrieval_mode,
+                 "k": config.k}
+        contexts[method] = method_context(method, {**chosen, **{n: v for n, v in flags.items() if v is not None}})
+    unused = sorted(set(config.settings) - used)
+    if unused:
+        raise InputError(f"--set {', '.join(unused)}: no selected method has such a setting")
+    return contexts
+
+
+def _coerce(name: str, value: Any, schema) -> Any:
+    """A `--set` string cast to the type of the setting's default (bool, int, float or text)."""
+    if not isinstance(value, str):
+        return value
+    current = getattr(schema(), name)
+    if isinstance(current, bool):
+        return value.lower() in ("1", "true", "yes", "on")
+    if isinstance(current, (int, float)):
+        try:
+            return type(current)(value)
+        except ValueError:
+            raise InputError(f"--set {name}: {value!r} is not a {type(current).__name__}") from None
+    return value
+
+
+def _run_question(method: str, context, example: Example, fixed: bool) -> dict:
+    """One method on one question; returns the result object (see agent.api.to_result)."""
+    from agent.api import ask
+    from agent.fixed_universe import fixed_universe
+
+    with replay_scope():
+        if fixed:
+            with fixed_universe(example.passages or [], context.embedding_model) as name:
+                return ask(example.question, method, context.replace(index_dir=name))
+        return ask(example.question, method, context)
+
+
+def _output(result: dict) -> dict:
+    passages = [{"id": p["id"], "title": p.get("title", ""), "text": p.get("text", ""), "score": p.get("score")}
+                for p in result.get("passages") or []]
+    return {"answer": result.get("answer", ""), "interpretations": result.get("interpretations") or [],
+            "passages": passages, "route": result.get("route") or [], "decision": result.get("decision") or {}}
+
+
+def _usage(result: dict) -> dict:
+    usage = result.get("usage") or {}
+    return {**{name: usage.get(name, 0) for name in ("llm_calls", "prompt_tokens", "completion_tokens",
+                                                       "retriever_calls", "retries", "timeouts", "malformed",
+                                                       "abstentions")},
+            "wall_s": usage.get("wall_s", 0.0), "nodes": usage.get("nodes", {})}
+
+
+def run_eval(config: EvalConfig) -> dict:
+    """Run every method on every selected question, then score, write reports, return the summary."""
+    from agent.context import default_model
+    from agent.evaluation import extra_metrics, report
+
+    examples = load_dataset(config.dataset, config.data, ids=read_ids(config.ids) if config.ids else None,
+                            sample=config.sample, seed=config.seed, limit=config.limit)
+    if not examples:
+        raise InputError("no question selected: check --ids, --limit and --sample")
+    fixed = {"auto": all(e.passages for e in examples), "fixed": True, "index": False}.get(config.universe)
+    if fixed is None:
+        raise InputError(f"--universe must be auto, fixed or index, not {config.universe!r}")
+    if fixed and not all(e.passages for e in examples):
+        raise InputError(f"dataset {config.dataset!r} gives no passages for a fixed universe; use --universe index")
+    extra = extra_metrics.ExtraMetrics(config.judge_model, config.qa_model)  # fails fast on a bad QA model path
+    model = config.model or default_model()
+    root = Path(config.cache or os.environ.get("DISAMBIG_EVAL_CACHE") or cache_dir() / "eval").expanduser()
+    responses = ResponseStore(root / "llm.sqlite")
+    results = ResultStore(root / "results.sqlite")
+    contexts = _method_contexts(config, register_cached_model(model, responses))
+    if not fixed:
+        universe = _index_fingerprint(next(iter(contexts.values())).index_dir)
+    hashes = {m: settings_hash(c, "fixed" if fixed else universe) for m, c in contexts.items()}
+
+    records: dict[tuple, dict] = {}
+    pending = []
+    for method in config.methods:
+        for example in examples:
+            key = (method, config.dataset, example.id, hashes[method][0], model)
+            cached = results.get(key)
+            if cached is not None:
+                records[key] = {**cached, "from_cache": True, "model_calls": 0}
+            else:
+                pending.append((key, method, example))
+
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(records) + len(pending), initial=len(records), unit="q", desc="eval", file=sys.stderr,
+               disable=not config.progress)
+
+    stop = threading.Event()  # set when the run must end: later questions are not started
+
+    def work(key, method, example) -> None:
+        if stop.is_set():
+            return
+        before = responses.model_calls
+        started = time.time()
+        try:
+            result = _run_question(method, contexts[method], example, fixed)
+        except ModelUnavailableError:
+            stop.set()
+            raise
+        except (DisambigError, Exception) as error:  # one bad question must not sink the run
+            records[key] = {"method": method, "dataset": config.dataset, "id": example.id,
+                            "question": example.question, "model": model, "settings_hash": key[3],
+                            "error": f"{type(error).__name__}: {error}", "output": None, "usage": None,
+                            "from_cache": False, "model_calls": None, "seconds": round(time.time() - started, 3)}
+        except BaseException:  # interrupted: stop like a killed process would
+            stop.set()
+            raise
+        else:
+            record = {"method": method, "dataset": config.dataset, "id": example.id, "question": example.question,
+                      "model": model, "settings_hash": key[3], "error": None,
+                      "output": _output(result), "usage": _usage(result)}
+            results.put(key, record)
+            calls = responses.model_calls - before if config.concurrency <= 1 else None
+            records[key] = {**record, "from_cache": False, "model_calls": calls}
+        bar.update(1)
+        bar.set_postfix(model_calls=responses.model_calls, cache_hits=responses.cache_hits)
+
+    with ThreadPoolExecutor(max_workers=max(1, config.concurrency)) as pool:
+        futures = [pool.submit(work, *task) for task in pending]
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        for future in done:
+            if future.exception() is not None:
+                for other in futures:
+                    other.cancel()
+                raise future.exception()
+    bar.close()
+
+    by_id = {e.id: e for e in examples}
+    ordered = [records[(m, config.dataset, e.id, hashes[m][0], model)] for m in config.methods for e in examples]
+    for record in ordered:
+        if record["output"] is not None:
+            record["metrics"] = score(by_id[record["id"]], record["output"])
+    extra.add(ordered, by_id, responses)
+    run = {"model_calls": responses.model_calls, "cache_hits": responses.cache_hits,
+           "questions_from_cache": sum(r["from_cache"] for r in ordered),
+           "questions_run": sum(not r["from_cache"] for r in ordered), "cache_dir": str(root)}
+    summary = report.summarize(ordered, config=config, model=model, settings={m: h[1] for m, h in hashes.items()},
+                               hashes={m: h[0] for m, h in hashes.items()}, run=run)
+    report.write(config.out, ordered, summary)
+    responses.close()
+    return summary

@@ -1,0 +1,54 @@
+"""Score one method output against one example, with the metrics the example's gold allows."""
+
+from __future__ import annotations
+
+from agent.evaluation import metrics
+from agent.evaluation.datasets import Example
+
+COST_FIELDS = ("llm_calls", "prompt_tokens", "completion_tokens", "retriever_calls")
+_NOT_AMBIGUOUS = {"", "none", "unambiguous", "clear", "not_ambiguous", "no"}
+
+
+def predicted_ambiguous(output: dict) -> bool:
+    """Whether the method judged the question ambiguous: its explicit decision when it states
+    one (`decision.ambiguous`, or an `ambiguity`/`label` string, or `ambiguity_types`), else
+    whether it answered with two or more distinct interpretations."""
+    decision = output.get("decision") or {}
+    if isinstance(decision.get("ambiguous"), bool):
+        return decision["ambiguous"]
+    for name in ("ambiguity", "label", "classification"):
+        if isinstance(decision.get(name), str):
+            return decision[name].strip().lower() not in _NOT_AMBIGUOUS
+    types = decision.get("ambiguity_types")
+    if isinstance(types, list) and types:
+        return any(str(t).strip().lower() not in _NOT_AMBIGUOUS for t in types)
+    questions = {metrics.normalize_answer(i.get("question", "")) for i in output.get("interpretations") or []}
+    return len(questions - {""}) >= 2
+
+
+def score(example: Example, output: dict, k: int = 5) -> dict:
+    """Per-question metrics (fractions in [0, 1]); a metric is absent when the gold lacks it."""
+    answer = metrics.remove_citations(output.get("answer") or "")
+    passages = output.get("passages") or []
+    scores: dict = {}
+    groups = [p["short_answers"] for p in example.qa_pairs if p.get("short_answers")]
+    if groups:
+        scores["str_em"], scores["str_hit"] = metrics.str_em_hit(groups, answer)
+        scores[f"mrecall@{k}"] = metrics.mrecall_at_k([p.get("text", "") for p in passages], groups, k)
+    if any(r.strip() for r in example.long_answers):
+        scores["rouge_lsum"] = metrics.rouge_lsum(example.long_answers, answer)
+    if example.answer_annotations:
+        predicted = [i.get("answer", "") for i in output.get("interpretations") or []]
+        scores["answer_f1"] = metrics.answer_set_f1(example.answer_annotations, predicted)
+    if example.gold_passage_ids:
+        ranked = [p["id"] for p in passages]
+        scores[f"ndcg@{k}"] = metrics.ndcg_at_k(ranked, example.gold_passage_ids, k)
+        scores[f"recall@{k}"] = metrics.recall_at_k(ranked, example.gold_passage_ids, k)
+    elif example.gold_titles:
+        ranked = [p.get("title", "") for p in passages]
+        scores[f"ndcg@{k}"] = metrics.ndcg_at_k(ranked, example.gold_titles, k)
+        scores[f"recall@{k}"] = metrics.recall_at_k(ranked, example.gold_titles, k)
+    scores["predicted_ambiguous"] = predicted_ambiguous(output)
+    if example.ambiguous is not None:
+        scores["gold_ambiguous"] = bool(example.ambiguous)
+    return scores
