@@ -1,0 +1,124 @@
+"""Semantic coherence of a retrieval set (seed 003, section 4.2-4.3), as plain numpy/sklearn.
+
+The ADF gate looks at the geometry of the passages retrieved for a question rather than at
+the question's wording: passages about one topic sit close together, passages about two or
+more readings of the question form separate groups. Everything here is deterministic (fixed
+KMeans seed), so a question always gets the same gate decision on the same index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+Gate = Literal["Ambiguous", "Uncertain", "Unambiguous"]
+SEED = 0  # KMeans initialisation: the gate must not flip between two runs of one question
+MIN_DECOMPOSE_PASSAGES = 4  # the paper finds KMeans unreliable below 4-5 passages (section 7.2)
+MAX_CLUSTERS = 4
+
+
+@dataclass(frozen=True)
+class Preset:
+    """Dataset-tuned thresholds and the HyDE style that suits the dataset's answers."""
+
+    tau_var: float
+    tau_sep: float
+    hyde_style: Literal["short", "detailed"]
+
+
+PRESETS = {
+    "ambignq": Preset(tau_var=0.25, tau_sep=0.1, hyde_style="short"),  # short entity answers
+    "asqa": Preset(tau_var=0.15, tau_sep=0.05, hyde_style="detailed"),  # long-form answers
+}
+
+
+def _matrix(vectors) -> np.ndarray:
+    return np.asarray(vectors, dtype=np.float64).reshape(len(vectors), -1) if len(vectors) else np.zeros((0, 1))
+
+
+def kmeans_labels(matrix: np.ndarray, k: int) -> np.ndarray:
+    """KMeans labels with a fixed seed, single-threaded: on ten points, thread start-up costs
+    fifteen times the clustering itself."""
+    from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return KMeans(n_clusters=k, n_init=10, random_state=SEED).fit_predict(matrix)
+
+
+def dispersion(vectors) -> float:
+    """sigma_var^2: mean squared Euclidean distance of the vectors to their centroid."""
+    matrix = _matrix(vectors)
+    if len(matrix) == 0:
+        return 0.0
+    return float(((matrix - matrix.mean(axis=0)) ** 2).sum(axis=1).mean())
+
+
+def two_means(vectors) -> np.ndarray:
+    """Labels of a 2-means clustering (all zeros when there are fewer than 2 distinct points)."""
+    matrix = _matrix(vectors)
+    if len(np.unique(matrix, axis=0)) < 2:
+        return np.zeros(len(matrix), dtype=int)
+    return kmeans_labels(matrix, 2)
+
+
+def separability(vectors) -> float:
+    """sigma_sep: mean silhouette of a 2-means clustering; 0 when it is undefined
+    (fewer than 3 passages, or all of them identical), which reads as "no structure"."""
+    from sklearn.metrics import silhouette_score
+
+    matrix = _matrix(vectors)
+    if len(matrix) < 3:
+        return 0.0
+    labels = two_means(matrix)
+    if len(set(labels.tolist())) < 2:
+        return 0.0
+    return float(silhouette_score(matrix, labels, metric="euclidean"))
+
+
+def classify(variance: float, separation: float, tau_var: float, tau_sep: float) -> Gate:
+    """Equation 3: separable groups mean Ambiguous; spread without groups means Uncertain."""
+    if separation >= tau_sep:
+        return "Ambiguous"
+    if variance >= tau_var:
+        return "Uncertain"
+    return "Unambiguous"
+
+
+def adaptive_k(passage_count: int) -> int:
+    """Equation 4: k = min(max(2, floor(n / 2)), 4); with the 10 detection passages, 4."""
+    return min(max(2, passage_count // 2), MAX_CLUSTERS)
+
+
+def cosine(a, b) -> float:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    norm = np.linalg.norm(a) * np.linalg.norm(b)
+    return float(a @ b / norm) if norm > 0 else 0.0
+
+
+def cluster_passages(vectors, query_vector, min_cosine: float = 0.2) -> list[dict]:
+    """KMeans over ALL the passage vectors with the adaptive k; each cluster as
+    {"members": passage indices, "cosine": cos(query, centroid), "kept": cosine >= min_cosine},
+    ordered by cosine, best first (clusters far from the query are noise, equation 5)."""
+    matrix = _matrix(vectors)
+    k = min(adaptive_k(len(matrix)), len(np.unique(matrix, axis=0)))
+    labels = kmeans_labels(matrix, k) if k >= 2 else np.zeros(len(matrix), dtype=int)
+    clusters = []
+    for label in sorted(set(labels.tolist())):
+        members = [int(i) for i in np.flatnonzero(labels == label)]
+        similarity = cosine(query_vector, matrix[members].mean(axis=0))
+        clusters.append({"members": members, "cosine": round(similarity, 6), "kept": similarity >= min_cosine})
+    return sorted(clusters, key=lambda c: -c["cosine"])
+
+
+def pathway_overlap(sparse_ids: list[str], dense_ids: list[str]) -> dict:
+    """How much the lexical and the HyDE pathway agree: shared / union of their passages
+    (the paper reports 83%; the rest is what the second pathway adds)."""
+    sparse, dense = set(sparse_ids), set(dense_ids)
+    union = sparse | dense
+    shared = len(sparse & dense)
+    return {"shared": shared, "unique": len(union) - shared,
+            "overlap": round(shared / len(union), 4) if union else 0.0}
+

@@ -1,0 +1,280 @@
+"""ADF (seed 003): gate on the coherence of the retrieved passages, then decompose.
+
+retrieve (2k) -> analyze_coherence -> classify_ambiguity ->
+  Unambiguous (and Uncertain when `uncertain_fallback` is "direct"):
+      keep_top_passages -> synthesize_answer
+  Ambiguous (and Uncertain by default):
+      decompose -> write_hypothetical_document -> retrieve_dual -> fuse_rankings -> synthesize_answer
+`decompose` falls back to keep_top_passages when its clusters cannot be trusted (fewer than 4
+passages, every cluster far from the question, or no sub-question written) and says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from pydantic import Field
+
+from agent.coherence import (
+    MIN_DECOMPOSE_PASSAGES,
+    PRESETS,
+    Gate,
+    adaptive_k,
+    classify,
+    cluster_passages,
+    dispersion,
+    pathway_overlap,
+    separability,
+)
+from agent.context import Context
+from agent.diversify import passage_vectors  # the index's own vectors, shared with DIVA
+from agent.errors import InputError, validate_question
+from agent.llm import generate_structured, generate_text
+from agent.nodes import synthesize_answer
+from agent.prompts import format_passages
+from agent.retrieval import get_retriever, reciprocal_rank_fusion
+from agent.schemas import OrderedModel
+from agent.state import InputState, OutputState, Passage, RAGState
+from agent.usage import emit, map_concurrent, tracked
+
+HYDE_STYLES = {  # instruction, completion token cap
+    "short": ("Write two or three sentences dense with the names, dates, places and numbers a correct answer "
+              "would contain.", 120),
+    "detailed": ("Write one paragraph of four to six sentences: the answer, and the context that sets this "
+                 "meaning apart from other things with the same name.", 260),
+}
+
+
+@dataclass(kw_only=True)
+class ADFContext(Context):
+    """ADF's knobs: the gate's thresholds (a dataset preset, or explicit values), what an
+    Uncertain gate does, the HyDE style and the cluster relevance cut-off."""
+
+    preset: Literal["ambignq", "asqa"] = field(
+        default="ambignq",
+        metadata={"description": "Gate thresholds and HyDE style: ambignq (tau_var 0.25, tau_sep 0.1, short) "
+                                 "or asqa (0.15, 0.05, detailed)"},
+    )
+    tau_var: float | None = field(default=None, metadata={"description": "Variance threshold; overrides the preset"})
+    tau_sep: float | None = field(
+        default=None, metadata={"description": "Silhouette (separability) threshold; overrides the preset"}
+    )
+    uncertain_fallback: Literal["decompose", "direct"] = field(
+        default="decompose", metadata={"description": "What an Uncertain gate does: decompose, or answer directly"}
+    )
+    hyde_style: Literal["preset", "short", "detailed"] = field(
+        default="preset", metadata={"description": "Hypothetical documents: short/entity-dense, detailed, or the preset's"}
+    )
+    min_cluster_cosine: float = field(
+        default=0.2, metadata={"description": "Drop clusters whose centroid has a lower cosine to the question"}
+    )
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("preset", PRESETS), ("uncertain_fallback", ("decompose", "direct")),
+                              ("hyde_style", ("preset", *HYDE_STYLES))):
+            if getattr(self, name) not in allowed:
+                raise InputError(f"{name} must be one of {', '.join(allowed)}, not {getattr(self, name)!r}")
+        for name in ("tau_var", "tau_sep"):  # `--set tau_var=0.3` arrives as text
+            value = getattr(self, name)
+            if value not in (None, ""):
+                try:
+                    setattr(self, name, float(value))
+                except (TypeError, ValueError):
+                    raise InputError(f"{name} must be a number, not {value!r}") from None
+            else:
+                setattr(self, name, None)
+
+    def thresholds(self) -> tuple[float, float]:
+        """(tau_var, tau_sep): explicit values win over the preset's."""
+        preset = PRESETS[self.preset]
+        return (preset.tau_var if self.tau_var is None else self.tau_var,
+                preset.tau_sep if self.tau_sep is None else self.tau_sep)
+
+    def style(self) -> str:
+        return PRESETS[self.preset].hyde_style if self.hyde_style == "preset" else self.hyde_style
+
+
+class ADFState(RAGState, total=False):
+    """Working state; each list is written by one node, so none needs a reducer."""
+
+    detection_passages: list[Passage]  # the 2k passages the gate looks at
+    coherence: dict  # {variance, separability, passages}
+    gate: Gate
+    path: Literal["decompose", "direct"]
+    sub_questions: list[dict]  # {meaning, question, passage_ids, cosine}
+    hypothetical_documents: list[str]  # aligned with sub_questions; "" when the model failed
+    pathways: list[dict]  # per sub-question: {question, sparse: [ids], dense: [ids], shared, unique, overlap}
+    candidates: dict[str, Passage]  # every passage a pathway found, by id
+
+
+class SubQuestion(OrderedModel):
+    meaning: str = Field(max_length=150, description="the subject these passages share")
+    question: str = Field(max_length=250, description="the user's question asked about that subject only")
+
+
+@tracked
+def retrieve(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
+    """2k passages for the question: the gate needs a wider view than the k an answer uses."""
+    context = runtime.context
+    question = validate_question(state["question"])
+    return {"detection_passages": get_retriever(context).search(question, context.retrieval_mode, 2 * context.k)}
+
+
+@tracked
+def analyze_coherence(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
+    """Variance and 2-means silhouette over ALL the detection passages' index vectors."""
+    passages = state.get("detection_passages") or []
+    vectors = passage_vectors(get_retriever(runtime.context), passages) if passages else []
+    stats = {"variance": round(dispersion(vectors), 6), "separability": round(separability(vectors), 6),
+             "passages": len(passages)}
+    return {"coherence": stats, "decision": stats}
+
+
+@tracked
+def classify_ambiguity(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
+    """The gate (equation 3); everything not Unambiguous decomposes unless configured otherwise."""
+    context = runtime.context
+    tau_var, tau_sep = context.thresholds()
+    stats = state["coherence"]
+    gate = classify(stats["variance"], stats["separability"], tau_var, tau_sep)
+    decompose_it = gate == "Ambiguous" or (gate == "Uncertain" and context.uncertain_fallback == "decompose")
+    path = "decompose" if decompose_it else "direct"
+    emit({"event": "gate", "gate": gate, "path": path, **stats})
+    return {"gate": gate, "path": path,
+            "decision": {"gate": gate, "path": path, "preset": context.preset, "tau_var": tau_var, "tau_sep": tau_sep}}
+
+
+def route_after_classify_ambiguity(state: ADFState) -> Literal["decompose", "keep_top_passages"]:
+    return "decompose" if state.get("path") == "decompose" else "keep_top_passages"
+
+
+def write_sub_question(context: ADFContext, question: str, passages: list[dict]) -> dict | None:
+    """One call: the question asked about the one subject a cluster's passages share."""
+    reply = generate_structured(context, SubQuestion, "write_sub_question", question=question,
+                                passages=format_passages(passages, max_chars=350))
+    if reply is None or not reply.question.strip():
+        return None
+    return {"meaning": " ".join(reply.meaning.split()), "question": " ".join(reply.question.split())}
+
+
+def _fall_back(reason: str, **details) -> dict:
+    return {"sub_questions": [], "path": "direct", "decision": {"path": "direct", "fallback": reason, **details}}
+
+
+@tracked
+def decompose(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
+    """KMeans (k = min(max(2, n//2), 4)) over all n detection passages; clusters far from
+    the question are dropped; one parallel call per kept cluster writes its sub-question."""
+    context = runtime.context
+    question, passages = state["question"], state.get("detection_passages") or []
+    if len(passages) < MIN_DECOMPOSE_PASSAGES:
+        return _fall_back(f"only {len(passages)} detection passages; clustering needs {MIN_DECOMPOSE_PASSAGES}")
+    retriever = get_retriever(context)
+    clusters = cluster_passages(passage_vectors(retriever, passages), retriever.embed_queries([question])[0],
+                                context.min_cluster_cosine)
+    summary = [{"passage_ids": [passages[i]["id"] for i in c["members"]], "cosine": c["cosine"], "kept": c["kept"]}
+               for c in clusters]
+    details = {"k_clusters": adaptive_k(len(passages)), "clusters": summary}
+    kept = [c for c in summary if c["kept"]]
+    if not kept:
+        return _fall_back(f"no cluster has cosine >= {context.min_cluster_cosine} to the question", **details)
+    by_id = {p["id"]: p for p in passages}
+    written = map_concurrent(
+        lambda c: write_sub_question(context, question, [by_id[i] for i in c["passage_ids"]]), kept, context.concurrency
+    )
+    sub_questions, seen = [], set()
+    for cluster, sub in zip(kept, written):
+        if sub is not None and sub["question"].lower() not in seen:
+            seen.add(sub["question"].lower())
+            sub_questions.append({**sub, "passage_ids": cluster["passage_ids"], "cosine": cluster["cosine"]})
+    if not sub_questions:
+        return _fall_back("the model wrote no usable sub-question", **details)
+    emit({"event": "sub_questions", "questions": [s["question"] for s in sub_questions]})
+    return {"sub_questions": sub_questions,
+            "decision": {**details, "sub_questions": [s["question"] for s in sub_questions]}}
+
+
+def route_after_decompose(state: ADFState) -> Literal["write_hypothetical_document", "keep_top_passages"]:
+    return "write_hypothetical_document" if state.get("sub_questions") else "keep_top_passages"
+
+
+@tracked
+def keep_top_passages(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
+    """The direct answer path: the question's own top k, already in hand from the 2k search."""
+    return {"passages": (state.get("detection_passages") or [])[:runtime.context.k]}
+
+
+@tracked
+def write_hypothetical_document(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
+    """HyDE, one parallel call per sub-question: an answer-shaped passage lands nearer the
+    real answers in embedding space than the short question does."""
+    context = runtime.context
+    instruction, cap = HYDE_STYLES[context.style()]
+    capped = context.replace(max_tokens=min(cap, context.max_tokens))
+    documents = map_concurrent(
+        lambda sub: generate_text(capped, "write_hypothetical_document", question=sub["question"], style=instruction),
+        state["sub_questions"], context.concurrency,
+    )
+    documents = [" ".join((d or "").split()) for d in documents]
+    return {"hypothetical_documents": documents,
+            "decision": {"hyde_style": context.style(), "hyde_failed": sum(not d for d in documents)}}
+
+
+@tracked
+def retrieve_dual(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
+    """Per sub-question: sparse (BM25) with the sub-question, dense with its hypothetical
+    document (the sub-question itself when HyDE failed); records how much they agree."""
+    context = runtime.context
+    retriever = get_retriever(context)
+    questions = [s["question"] for s in state["sub_questions"]]
+    documents = [d or q for d, q in zip(state.get("hypothetical_documents") or [], questions)] or questions
+    sparse = retriever.search_batch(questions, "sparse", context.k)
+    dense = retriever.search_batch(documents, "dense", context.k)
+    pathways, candidates = [], {}
+    for question, lexical, latent in zip(questions, sparse, dense):
+        sparse_ids, dense_ids = [p["id"] for p in lexical], [p["id"] for p in latent]
+        pathways.append({"question": question, "sparse": sparse_ids, "dense": dense_ids,
+                         **pathway_overlap(sparse_ids, dense_ids)})
+        for passage in [*lexical, *latent]:
+            candidates.setdefault(passage["id"], passage)
+    overall = pathway_overlap([i for p in pathways for i in p["sparse"]], [i for p in pathways for i in p["dense"]])
+    return {"pathways": pathways, "candidates": candidates,
+            "decision": {"pathway_overlap": overall["overlap"], "pathways": pathways}}
+
+
+@tracked
+def fuse_rankings(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
+    """RRF over every pathway's list, top k; the sub-questions become the synthesis guidance."""
+    rankings = [ranking for p in state.get("pathways") or [] for ranking in (p["sparse"], p["dense"])]
+    fused = reciprocal_rank_fusion(rankings)[:runtime.context.k]
+    candidates = state.get("candidates") or {}
+    lines = "\n".join(f"- {s['question']}" for s in state.get("sub_questions") or [])
+    return {"passages": [{**candidates[i], "score": round(score, 6)} for i, score in fused],
+            "guidance": f"The question can mean different things; the documents suggest these readings:\n{lines}"}
+
+
+builder = StateGraph(ADFState, context_schema=ADFContext, input_schema=InputState, output_schema=OutputState)
+builder.add_node("retrieve", retrieve)
+builder.add_node("analyze_coherence", analyze_coherence)
+builder.add_node("classify_ambiguity", classify_ambiguity)
+builder.add_node("decompose", decompose)
+builder.add_node("keep_top_passages", keep_top_passages)
+builder.add_node("write_hypothetical_document", write_hypothetical_document)
+builder.add_node("retrieve_dual", retrieve_dual)
+builder.add_node("fuse_rankings", fuse_rankings)
+builder.add_node("synthesize_answer", synthesize_answer)
+builder.add_edge(START, "retrieve")
+builder.add_edge("retrieve", "analyze_coherence")
+builder.add_edge("analyze_coherence", "classify_ambiguity")
+builder.add_conditional_edges("classify_ambiguity", route_after_classify_ambiguity)
+builder.add_conditional_edges("decompose", route_after_decompose)
+builder.add_edge("keep_top_passages", "synthesize_answer")
+builder.add_edge("write_hypothetical_document", "retrieve_dual")
+builder.add_edge("retrieve_dual", "fuse_rankings")
+builder.add_edge("fuse_rankings", "synthesize_answer")
+builder.add_edge("synthesize_answer", END)
+
+graph = builder.compile(name="adf")
