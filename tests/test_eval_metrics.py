@@ -104,4 +104,6 @@ def test_predicted_ambiguity_prefers_the_methods_own_decision():
     assert predicted_ambiguous({"interpretations": two[:1]}) is False
     assert predicted_ambiguous({"interpretations": two, "decision": {"ambiguity": "Unambiguous"}}) is False
     assert predicted_ambiguous({"decision": {"ambiguous": True}}) is True
+    assert predicted_ambiguous({"decision": {"gate": "Uncertain"}}) is True
+    assert predicted_ambiguous({"decision": {"gate": "Unambiguous"}, "interpretations": two}) is False
     assert predicted_ambiguous({"decision": {"ambiguity_types": ["none"]}, "interpretations": two}) is False

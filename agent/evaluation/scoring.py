@@ -10,13 +10,14 @@ _NOT_AMBIGUOUS = {"", "none", "unambiguous", "clear", "not_ambiguous", "no"}
 
 
 def predicted_ambiguous(output: dict) -> bool:
-    """Whether the method judged the question ambiguous: its explicit decision when it states
-    one (`decision.ambiguous`, or an `ambiguity`/`label` string, or `ambiguity_types`), else
+    """Whether the method judged the question ambiguous: its own decision when it states one
+    (`decision.ambiguous`; an `ambiguity`/`gate`/`label` string, e.g. ADF's gate, where
+    Uncertain counts as ambiguous because ADF decomposes it; DIVA's `ambiguity_types`), else
     whether it answered with two or more distinct interpretations."""
     decision = output.get("decision") or {}
     if isinstance(decision.get("ambiguous"), bool):
         return decision["ambiguous"]
-    for name in ("ambiguity", "label", "classification"):
+    for name in ("ambiguity", "gate", "label", "classification"):
         if isinstance(decision.get(name), str):
             return decision[name].strip().lower() not in _NOT_AMBIGUOUS
     types = decision.get("ambiguity_types")
