@@ -1,4 +1,4 @@
-"""`disambig` command line: ingest, search, ask, methods.
+"""`disambig` command line: ingest, search, ask, methods, chat, serve.
 
 Errors the user can act on print as one line (`disambig: error: ...`) with exit code 1.
 """
@@ -89,6 +89,18 @@ def cmd_train_detector(args) -> int:
     from agent.detector_train import train_command
 
     return train_command(args)
+
+
+def cmd_chat(args) -> int:
+    from agent.chat_cli import chat_command
+
+    return chat_command(args)
+
+
+def cmd_serve(args) -> int:
+    from agent.serve import serve_command
+
+    return serve_command(args)
 
 
 def cmd_methods(args) -> int:
@@ -182,6 +194,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     methods = commands.add_parser("methods", help="list the available methods")
     methods.set_defaults(run=cmd_methods)
+
+    chat = with_index(commands.add_parser("chat", help="terminal chat: streamed answers, clarification, saved threads"))
+    chat.add_argument("--thread", help="thread id to continue (default: a new one, printed at start)")
+    chat.add_argument("--db", help="SQLite file for threads (default: chat.sqlite in the per-user data dir)")
+    chat.add_argument("--method", help="method that answers each message (default vanilla; see `disambig methods`)")
+    chat.add_argument("--model", help="local, local-small, gguf:PATH or openai:NAME (default $DISAMBIG_MODEL or local)")
+    chat.add_argument("--mode", choices=["dense", "sparse", "hybrid"], help="retriever (default hybrid)")
+    chat.add_argument("--k", type=int, help="passages to retrieve")
+    chat.add_argument("--no-clarify", action="store_true", help="never ask; answers cover every interpretation")
+    chat.add_argument("--set", action="append", metavar="NAME=VALUE", help="any other chat setting (graphs/chat.py)")
+    chat.set_defaults(run=cmd_chat)
+
+    serve = commands.add_parser("serve", help="run every graph behind the LangGraph server API (langgraph dev)")
+    serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=2024, help="port (default 2024)")
+    serve.add_argument("--config", help="use this langgraph.json instead of one generated from the registry")
+    serve.add_argument("--state-dir", help="where the generated config and server files go (default: per-user data dir)")
+    serve.add_argument("--studio", action="store_true", help="also open LangGraph Studio in a browser")
+    serve.add_argument("--print-config", action="store_true", help="print the generated config and command, then exit")
+    serve.set_defaults(run=cmd_serve)
 
     from agent.evaluation.command import add_eval_parser
 

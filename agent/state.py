@@ -6,10 +6,11 @@ carry reducers; `usage` and `route` are filled by `agent.usage.tracked`, never b
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from typing_extensions import NotRequired, TypedDict  # Studio's input/output schemas need it on Python < 3.12
 
 from agent.usage import append_route, merge_usage
 
@@ -56,3 +57,4 @@ class RAGState(InputState, OutputState, total=False):
     """The working state of a retrieve-then-answer graph; methods extend it."""
 
     guidance: str  # extra instructions a method hands to `synthesize_answer` (e.g. sub-questions)
+    search_query: str  # what `retrieve` searches with instead of the question (e.g. VERDICT's relaxed query)

@@ -1,0 +1,149 @@
+"""`disambig chat`: a terminal chat on a SQLite thread, with stages, tokens and clarifications.
+
+Stage lines go to stderr (prefixed "·"), the answer streams to stdout as tokens arrive, and
+a clarification is shown as a numbered choice read from the same input as the messages.
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from typing import Callable, TextIO
+
+from agent.clarify import resolve_choice
+from agent.errors import InputError
+
+QUIT = ("/quit", "/exit", ":q")
+STAGES = {
+    "read_message": None,  # bookkeeping, not worth a line
+    "classify_ambiguity": "checking whether the message needs context",
+    "rewrite_query": "rewriting the message from the conversation",
+    "run_method": "answering with {method}",
+    "retrieve": "retrieving passages",
+    "ask_clarification": None,
+    "deliver_answer": None,
+}
+
+
+class Terminal:
+    """Renders chat events; `read` is `input` (or a test's replacement)."""
+
+    def __init__(self, read: Callable[[str], str] = input, out: TextIO = sys.stdout, err: TextIO = sys.stderr,
+                 method: str = "vanilla"):
+        self.read, self.out, self.err, self.method = read, out, err, method
+        self.streaming = False
+
+    def note(self, text: str) -> None:
+        self._end_stream()
+        print(f"  · {text}", file=self.err, flush=True)
+
+    def _end_stream(self) -> None:
+        if self.streaming:
+            print(file=self.out, flush=True)
+            self.streaming = False
+
+    def show(self, events) -> dict:
+        """Print a turn's events; return the last one (a clarification request or the result)."""
+        last: dict = {}
+        for event in events:
+            kind = event.get("event")
+            if kind == "token":
+                if not self.streaming:
+                    print("assistant> ", end="", file=self.out)
+                    self.streaming = True
+                print(event["text"], end="", file=self.out, flush=True)
+            elif kind in ("clarification", "result"):
+                last = event
+            else:
+                self._describe(event)
+        self._end_stream()
+        return last
+
+    def _describe(self, event: dict) -> None:
+        kind = event.get("event")
+        if kind == "stage":
+            label = STAGES.get(event["node"], event["node"].replace("_", " "))
+            if label:
+                self.note(label.format(method=self.method))
+        elif kind == "rewrite":
+            self.note(f"rewritten: {event['question']}")
+        elif kind == "gate":
+            self.note(f"gate: {event.get('gate')} -> {event.get('path')}")
+        elif kind == "interpretations_found":
+            note = f"interpretations found: {event['count']} ({event['grounded']} grounded)"
+            self.note(note + (", asking which one you mean" if event["asking"] else ""))
+        elif kind == "chosen":
+            self.note(f"focusing on: {event['option']['question']}")
+
+    def choose(self, request: dict) -> str:
+        """Show the options and read a valid choice (re-asking on a bad one)."""
+        print(f"\n{request['prompt']}", file=self.out)
+        for option in request["options"]:
+            print(f"  {option['option']}. {option['question']}  ({option['answer']})", file=self.out)
+        print("  0. all of them", file=self.out, flush=True)
+        while True:
+            reply = self.read("choose> ").strip()
+            try:
+                resolve_choice(reply, request["options"])
+                return reply
+            except InputError as error:
+                print(f"  {error}", file=self.out, flush=True)
+
+    def finish(self, result: dict) -> None:
+        """Sources and the turn's usage after the streamed answer."""
+        if not result["answer"]:
+            return
+        for number, passage in enumerate(result["passages"], 1):
+            print(f"  [{number}] {passage['title']} ({passage['id']})", file=self.err)
+        usage = result["usage"]
+        print(f"  usage: {usage.get('llm_calls', 0)} LLM calls, {usage.get('prompt_tokens', 0)}+"
+              f"{usage.get('completion_tokens', 0)} tokens, {usage.get('retriever_calls', 0)} retrievals, "
+              f"{usage.get('wall_s', 0):.1f}s | route: {' > '.join(result['route'])}", file=self.err, flush=True)
+
+
+def run_turn(session, terminal: Terminal, events) -> None:
+    """Show a turn, asking for clarifications until the answer is complete."""
+    last = terminal.show(events)
+    while last.get("event") == "clarification":
+        last = terminal.show(session.choose(terminal.choose(last)))
+    if last.get("event") == "result":
+        terminal.finish(last["result"])
+
+
+def chat_settings(args) -> dict:
+    """ChatContext overrides from `--set NAME=VALUE` and the named flags (flags win)."""
+    from agent.cli import _parse_settings
+    from graphs.chat import ChatContext
+
+    settings = _parse_settings(args.set or [], ChatContext)
+    flags = {"index_dir": args.index, "chroma_url": args.chroma_url, "model": args.model, "retrieval_mode": args.mode,
+             "k": args.k, "downstream": args.method, "clarify": False if args.no_clarify else None}
+    settings.update({name: value for name, value in flags.items() if value is not None})
+    return settings
+
+
+def chat_command(args, read: Callable[[str], str] = input) -> int:
+    from agent.conversation import ChatSession, default_db_path, open_checkpointer
+
+    settings = chat_settings(args)
+    terminal = Terminal(read, method=settings.get("downstream") or "vanilla")
+    thread = args.thread or uuid.uuid4().hex[:8]
+    with open_checkpointer(args.db) as saver:
+        session = ChatSession(saver, thread, settings)
+        terminal.method = session.context.downstream
+        earlier = len(session.messages())
+        print(f"disambig chat · thread {thread} ({earlier} earlier messages) · method {session.context.downstream} · "
+              f"clarify {'on' if session.context.clarify else 'off'} · {args.db or default_db_path()}\n"
+              f"Type a question; /quit to leave. Continue later with --thread {thread}.", file=terminal.err)
+        if session.pending():
+            run_turn(session, terminal, iter([{"event": "clarification", **session.pending()}]))
+        while True:
+            try:
+                text = read("you> ").strip()
+            except EOFError:
+                print(file=terminal.out)
+                return 0
+            if text in QUIT:
+                return 0
+            if text:
+                run_turn(session, terminal, session.send(text))

@@ -1,0 +1,98 @@
+"""Turning a method's interpretations into a choice a person or a calling agent can make.
+
+The chat graph (graphs/chat.py) and the agent tool (agent/tools.py) both ask "which did you
+mean?" from the same options, so the rules live here once: only grounded interpretations
+(with at least one cited passage) are offered, duplicates are dropped, and a reply is
+resolved to one option or to "all of them". Everything here is plain JSON-able data, since
+the options travel through `interrupt()` and checkpoints.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.errors import InputError
+
+PROMPT = "Which of these did you mean?"
+ALL_CHOICES = ("0", "all", "any", "*")
+
+
+def clarification_options(interpretations: list[dict] | None, limit: int = 5) -> list[dict]:
+    """Numbered options (1..n) from the grounded interpretations, first occurrence kept."""
+    options: list[dict] = []
+    seen: set[str] = set()
+    for item in interpretations or []:
+        question = str(item.get("question") or "").strip()
+        key = " ".join(question.casefold().split())
+        if not question or not item.get("citations") or key in seen:
+            continue
+        seen.add(key)
+        options.append({
+            "option": len(options) + 1,
+            "question": question,
+            "answer": str(item.get("answer") or "").strip(),
+            "citations": [str(passage_id) for passage_id in item["citations"]],
+        })
+        if len(options) >= limit:
+            break
+    return options
+
+
+def needs_clarification(options: list[dict], minimum: int = 2) -> bool:
+    """Asking only helps when there is more than one grounded meaning to choose from."""
+    return len(options) >= max(2, minimum)
+
+
+def clarification_request(question: str, options: list[dict], error: str | None = None) -> dict:
+    """The payload shown to the person: the question, the options, and how to answer."""
+    request = {
+        "type": "clarification",
+        "question": question,
+        "prompt": PROMPT,
+        "options": options,
+        "reply_with": "an option number, the option's question, or 0 / \"all\" for every interpretation",
+    }
+    if error:
+        request["error"] = error
+    return request
+
+
+def resolve_choice(choice: Any, options: list[dict]) -> dict | None:
+    """The chosen option, or None for "all of them"; InputError for anything else.
+
+    Accepts an option number (int or digits), the option's question text, a dict with
+    "option" or "question" (what a UI might send back), or 0 / "all"."""
+    if isinstance(choice, dict):
+        choice = choice.get("option", choice.get("question"))
+    if isinstance(choice, bool) or choice is None:
+        raise InputError(f"no choice given; {_expected(options)}")
+    text = str(choice).strip()
+    if text.casefold() in ALL_CHOICES:
+        return None
+    if text.isdigit():
+        number = int(text)
+        if 1 <= number <= len(options):
+            return options[number - 1]
+        raise InputError(f"option {number} does not exist; {_expected(options)}")
+    for option in options:
+        if " ".join(option["question"].casefold().split()) == " ".join(text.casefold().split()):
+            return option
+    raise InputError(f"{text!r} is not one of the options; {_expected(options)}")
+
+
+def _expected(options: list[dict]) -> str:
+    return f"answer with a number from 1 to {len(options)}, or 0 for all of them"
+
+
+def focus_passages(option: dict, passages: list[dict]) -> list[dict]:
+    """The chosen interpretation's evidence: the passages it cites, in retrieval order."""
+    cited = [passage for passage in passages if passage["id"] in option["citations"]]
+    return cited or passages
+
+
+def focus_guidance(option: dict) -> str:
+    """Instructions for the answer after the person chose one interpretation."""
+    return (
+        f'The user was asked what they meant and chose: "{option["question"]}". '
+        "Answer that question only, list just that one interpretation, and do not discuss other meanings."
+    )

@@ -1,0 +1,106 @@
+"""A chat thread in Python: send messages, answer clarification questions, keep the history.
+
+    with open_checkpointer("chat.sqlite") as saver:
+        session = ChatSession(saver, "my-thread", {"model": "local"})
+        for event in session.send("What is HP?"):
+            ...  # {"event": "stage"|"token"|..., ...}, then "clarification" or "result"
+        for event in session.choose(1):
+            ...
+
+The thread lives in the checkpointer (SQLite for `disambig chat`), so a session opened
+later on the same thread id sees the history and any question still waiting for a reply.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from langgraph.types import Command
+
+from agent.api import RECURSION_LIMIT, to_result
+from agent.context import APP_NAME, make_context
+from agent.errors import InputError, validate_question
+from agent.models import check_model_setting
+
+
+def default_db_path() -> Path:
+    """Chat threads live in the per-user data directory unless `--db` says otherwise."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir(APP_NAME)) / "chat.sqlite"
+
+
+@contextmanager
+def open_checkpointer(path: str | Path | None = None):
+    """A SqliteSaver on `path` (created with its parent directory), closed on exit."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = Path(path) if path else default_db_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(str(path), check_same_thread=False)
+    try:
+        saver = SqliteSaver(connection)
+        saver.setup()
+        yield saver
+    finally:
+        connection.close()
+
+
+def chat_context(settings: dict[str, Any] | None = None):
+    """A ChatContext from overrides, with the model setting checked before any work."""
+    from graphs.chat import ANSWERING_METHODS, ChatContext
+
+    context = make_context(ChatContext, settings)
+    if context.downstream not in ANSWERING_METHODS:
+        raise InputError(f"unknown method {context.downstream!r} for chat; available: {', '.join(ANSWERING_METHODS)}")
+    check_model_setting(context.model)
+    return context
+
+
+class ChatSession:
+    """One thread of the chat graph: each call streams events for one turn or one reply."""
+
+    def __init__(self, checkpointer, thread_id: str, context=None):
+        from graphs.chat import ChatContext, builder
+
+        self.context = context if isinstance(context, ChatContext) else chat_context(context)
+        self.graph = builder.compile(checkpointer=checkpointer, name="chat")
+        self.config = {"configurable": {"thread_id": thread_id}, "recursion_limit": RECURSION_LIMIT}
+
+    def messages(self) -> list:
+        """The conversation so far (user messages and final answers)."""
+        return list(self.graph.get_state(self.config).values.get("messages") or [])
+
+    def pending(self) -> dict | None:
+        """The clarification request this thread is waiting on, if any."""
+        for interrupt in self.graph.get_state(self.config).interrupts:
+            return interrupt.value
+        return None
+
+    def send(self, text: str) -> Iterator[dict]:
+        """Stream one user turn."""
+        return self._run({"question": validate_question(text)})
+
+    def choose(self, choice: Any) -> Iterator[dict]:
+        """Answer the waiting clarification request (option number, question text, or "all")."""
+        if self.pending() is None:
+            raise InputError("no clarification question is waiting on this thread")
+        return self._run(Command(resume=choice))
+
+    def _run(self, payload) -> Iterator[dict]:
+        """Custom events as they come; then {"event": "clarification", ...request} when the
+        graph paused, else {"event": "result", "result": ...} for the finished turn."""
+        request = None
+        for mode, chunk in self.graph.stream(payload, self.config, context=self.context,
+                                             stream_mode=["custom", "updates"]):
+            if mode == "custom":
+                yield chunk
+            elif "__interrupt__" in chunk:
+                request = chunk["__interrupt__"][0].value
+        if request is not None:
+            yield {"event": "clarification", **request}
+        else:
+            yield {"event": "result", "result": to_result(self.graph.get_state(self.config).values)}

@@ -1,0 +1,67 @@
+"""`disambig serve`: every method graph and the chat graph behind the LangGraph server API.
+
+We do not write our own server: `langgraph dev` (the in-memory LangGraph server from
+`langgraph-cli[inmem]`, the `serve` extra) already gives threads, streaming runs (SSE),
+interrupts and resumes, and LangGraph Studio. This command writes a server config naming
+the graphs by module (so it works from an installed package, not only from a checkout),
+then replaces itself with `langgraph dev` bound to 127.0.0.1 unless told otherwise, with
+analytics, the version check and LangSmith tracing off.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+from agent.context import APP_NAME
+from agent.errors import DisambigError
+
+QUIET_ENV = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1", "ANONYMIZED_TELEMETRY": "False"}
+
+
+def server_config() -> dict:
+    """A langgraph.json for the registered methods plus the chat graph."""
+    from agent.methods import METHODS
+
+    graphs = {name: f"{module}:graph" for name, (module, _) in METHODS.items()}
+    graphs["chat"] = "graphs.chat:graph"
+    return {"dependencies": ["."], "graphs": graphs, "env": {}}
+
+
+def default_state_dir() -> Path:
+    """Where the server keeps its config and its in-memory store's snapshots."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir(APP_NAME)) / "server"
+
+
+def server_command(config_path: Path, host: str, port: int, browser: bool) -> list[str]:
+    command = [sys.executable, "-m", "langgraph_cli", "dev", "--config", str(config_path),
+               "--host", host, "--port", str(port), "--no-reload"]
+    return command if browser else [*command, "--no-browser"]
+
+
+def serve_command(args) -> int:
+    """Write the config, then exec the LangGraph server (this process becomes the server)."""
+    state_dir = Path(args.state_dir) if args.state_dir else default_state_dir()
+    config_path = Path(args.config).resolve() if args.config else state_dir / "langgraph.json"
+    command = server_command(config_path, args.host, args.port, args.studio)
+    if args.print_config:
+        print(json.dumps(server_config(), indent=2))
+        print(" ".join(command), file=sys.stderr)
+        return 0
+    if importlib.util.find_spec("langgraph_api") is None:
+        raise DisambigError("disambig serve needs the LangGraph server: pip install 'disambig[serve]'")
+    if not args.config:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        config_path.write_text(json.dumps(server_config(), indent=2))
+    env = {**os.environ, **QUIET_ENV}
+    env.setdefault("LANGSMITH_TRACING", "false")
+    print(f"disambig serve: http://{args.host}:{args.port} (graphs: {', '.join(server_config()['graphs'])}); "
+          f"API docs at /docs; Ctrl-C stops", file=sys.stderr, flush=True)
+    os.chdir(config_path.parent)
+    os.execve(sys.executable, command, env)
+    return 0  # not reached: exec replaced this process

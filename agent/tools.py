@@ -1,0 +1,84 @@
+"""disambig as a tool inside another agent (LangChain `@tool`, usable with `create_agent`).
+
+    from langchain.agents import create_agent
+    from agent.tools import make_ask_tool
+
+    agent = create_agent(model, [make_ask_tool({"index_dir": "..."})])
+
+One tool with a `method` argument answers a question over the indexed documents and returns
+a compact JSON object an LLM can use: the answer, the interpretations with the passage ids
+that support them, and the cited sources. With `ask_back`, a question with several grounded
+interpretations comes back as options ("needs_clarification") instead of an answer, so the
+calling agent can ask its user which one they mean. Problems come back as
+{"status": "error"} so the agent can recover, never as an exception.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from langchain_core.tools import BaseTool, tool
+from pydantic import BaseModel, Field
+
+from agent.clarify import clarification_options, needs_clarification
+from agent.context import Context
+from agent.errors import DisambigError
+from agent.methods import METHODS
+
+TOOL_METHODS = tuple(name for name in METHODS if name != "rewrite")  # rewrite needs a conversation
+DESCRIPTION = (
+    "Answer a question from the indexed documents. Questions are often ambiguous (one name, several "
+    "things); the result lists each interpretation the documents support with a short answer and the "
+    "ids of the passages that support it, plus a long answer citing sources as [n]."
+)
+
+
+class AskDocuments(BaseModel):
+    question: str = Field(description="a self-contained question about the documents")
+    method: Literal[TOOL_METHODS] = Field(  # type: ignore[valid-type]
+        default="vanilla", description="answering method: " + "; ".join(f"{m}: {METHODS[m][1]}" for m in TOOL_METHODS),
+    )
+    ask_back: bool = Field(
+        default=False,
+        description="true: when the question has several supported meanings, return them as options "
+                    "(status needs_clarification) so you can ask the user which one they mean",
+    )
+
+
+def compact_result(result: dict) -> dict:
+    """The answer object cut down to what an LLM needs: no passage texts, no usage."""
+    numbers = {int(n) for n in re.findall(r"\[(\d+)\]", result["answer"])}
+    cited = {passage_id for item in result["interpretations"] for passage_id in item["citations"]}
+    sources = [{"n": n, "id": p["id"], "title": p["title"]} for n, p in enumerate(result["passages"], 1)
+               if n in numbers or p["id"] in cited]
+    interpretations = [{key: item[key] for key in ("question", "answer", "citations")}
+                       for item in result["interpretations"]]
+    return {"status": "answered", "answer": result["answer"], "interpretations": interpretations, "sources": sources}
+
+
+def make_ask_tool(
+    context: Context | dict[str, Any] | None = None, *, name: str = "ask_documents",
+    min_options: int = 2, max_options: int = 5,
+) -> BaseTool:
+    """A tool answering with any registered method; `context` holds the shared settings
+    (model, index_dir, k, ...) and is resolved per call, so nothing is built here."""
+
+    @tool(name, args_schema=AskDocuments, description=DESCRIPTION)
+    def ask_documents(question: str, method: str = "vanilla", ask_back: bool = False) -> dict:
+        from agent.api import ask
+
+        try:
+            result = ask(question, method, context)
+        except DisambigError as error:
+            return {"status": "error", "error": str(error)}
+        options = clarification_options(result["interpretations"], max_options)
+        if ask_back and needs_clarification(options, min_options):
+            return {"status": "needs_clarification", "question": question,
+                    "options": [{key: option[key] for key in ("option", "question", "answer")} for option in options]}
+        return compact_result(result)
+
+    return ask_documents
+
+
+ask_documents = make_ask_tool()  # default settings (environment): `from agent.tools import ask_documents`

@@ -1,0 +1,180 @@
+"""The chat graph: rewrite front door, a configurable method, interrupt/resume clarification,
+token streaming without leaks, threads persisted in SQLite."""
+
+import json
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from agent.conversation import ChatSession, chat_context, open_checkpointer
+from agent.errors import InputError
+from graphs.chat import builder, method_context
+from tests.chat_script import FOCUS_MARKER, FOCUSED, ONE_MEANING, REWRITE_MARKER, TWO_MEANINGS, chat_rules
+
+HP_ANSWER = json.loads(TWO_MEANINGS)["answer"]
+FOCUSED_ANSWER = json.loads(FOCUSED)["answer"]
+
+
+@pytest.fixture
+def settings(scripted, demo_index):
+    scripted.rules.extend(chat_rules())
+    return {"model": "scripted", "index_dir": demo_index}
+
+
+@pytest.fixture
+def session(settings):
+    return ChatSession(InMemorySaver(), "t1", settings)
+
+
+def drain(events):
+    events = list(events)
+    tokens = "".join(e["text"] for e in events if e["event"] == "token")
+    return events, tokens
+
+
+def test_several_grounded_meanings_pause_with_json_options_and_resume_focuses(session, scripted):
+    events, tokens = drain(session.send("What is HP?"))
+    request = events[-1]
+    assert request["event"] == "clarification" and request["question"] == "What is HP?"
+    assert json.loads(json.dumps(request)) == request  # JSON-serializable as it crosses the interrupt
+    assert [o["question"] for o in request["options"]] == ["What is HP, the company?", "What is hp, the unit?"]
+    assert [o["option"] for o in request["options"]] == [1, 2]  # the ungrounded "games" reading is not offered
+    assert all(o["citations"] for o in request["options"]) and request["options"][1]["answer"] == "horsepower"
+    assert tokens == ""  # the all-meanings answer is held back while we ask
+    found = next(e for e in events if e["event"] == "interpretations_found")
+    assert found["count"] == 3 and found["grounded"] == 2 and found["asking"] is True
+    assert [m.type for m in session.messages()] == ["human"]  # no answer recorded yet
+    assert session.pending() == {k: v for k, v in request.items() if k != "event"}
+
+    calls_before = len(scripted.calls)
+    events, tokens = drain(session.choose(1))
+    result = events[-1]["result"]
+    assert len(scripted.calls) == calls_before + 1  # only the focused answer; the asking node made none
+    assert FOCUS_MARKER in scripted.calls[-1]["text"] and '"What is HP, the company?"' in scripted.calls[-1]["text"]
+    assert result["answer"] == FOCUSED_ANSWER and tokens == FOCUSED_ANSWER
+    chosen = request["options"][0]
+    assert [p["id"] for p in result["passages"]] == chosen["citations"]  # the focused answer sees its evidence only
+    assert result["decision"]["choice"] == 1 and result["decision"]["chosen_question"] == chosen["question"]
+    assert result["route"] == ["classify_ambiguity", "run_method", "retrieve", "synthesize_answer",
+                               "ask_clarification", "synthesize_answer"]
+    assert result["usage"]["llm_calls"] == 2 and "ask_clarification" in result["usage"]["nodes"]
+    messages = session.messages()
+    assert [type(m) for m in messages] == [HumanMessage, AIMessage] and messages[1].content == FOCUSED_ANSWER
+    assert session.pending() is None
+
+
+def test_choosing_all_returns_the_methods_answer_without_another_call(session, scripted):
+    drain(session.send("What is HP?"))
+    calls_before = len(scripted.calls)
+    events, tokens = drain(session.choose("all"))
+    result = events[-1]["result"]
+    assert len(scripted.calls) == calls_before
+    assert result["answer"] == HP_ANSWER == tokens and len(result["interpretations"]) == 3
+    assert result["decision"]["choice"] == "all" and result["route"][-1] == "deliver_answer"
+    assert session.messages()[-1].content == HP_ANSWER
+
+
+def test_a_reply_naming_no_option_is_asked_again(session):
+    drain(session.send("What is HP?"))
+    events, _ = drain(session.choose(7))
+    assert events[-1]["event"] == "clarification" and "option 7 does not exist" in events[-1]["error"]
+    events, _ = drain(session.choose("What is hp, the unit?"))  # the option's text works too
+    assert events[-1]["result"]["decision"]["chosen_question"] == "What is hp, the unit?"
+
+
+def test_clarify_off_streams_the_answer_covering_every_meaning(settings, scripted):
+    session = ChatSession(InMemorySaver(), "t1", {**settings, "clarify": False})
+    events, tokens = drain(session.send("What is HP?"))
+    result = events[-1]["result"]
+    assert events[-1]["event"] == "result" and result["answer"] == HP_ANSWER == tokens
+    assert len(result["interpretations"]) == 3 and result["decision"]["clarify"] is False
+    assert next(e for e in events if e["event"] == "interpretations_found")["asking"] is False
+    assert [e["event"] for e in events].index("token") < [e["event"] for e in events].index("interpretations_found")
+
+
+def test_one_meaning_answers_directly_even_with_clarify_on(session):
+    events, tokens = drain(session.send("What is a jaguar?"))
+    assert events[-1]["event"] == "result" and tokens == json.loads(ONE_MEANING)["answer"]
+    assert session.pending() is None
+
+
+def test_internal_calls_never_reach_the_token_or_messages_streams(settings):
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    context = chat_context({**settings, "clarify": False})
+    tokens, streamed_messages = [], []
+    for turn in ("What is a jaguar?", "What about the car?"):  # the second turn calls the rewriter
+        for mode, chunk in graph.stream({"question": turn}, config, context=context,
+                                        stream_mode=["custom", "messages", "updates"]):
+            if mode == "custom" and chunk["event"] == "token":
+                tokens.append(chunk["text"])
+            elif mode == "messages":
+                streamed_messages.append(chunk[0])
+    state = graph.get_state(config).values
+    assert state["decision"]["rewrite"] == "What is a jaguar, the car?"  # an internal call did run
+    answers = [m.content for m in state["messages"] if m.type == "ai"]
+    assert "".join(tokens) == "".join(answers)
+    assert all("{" not in str(m.content) for m in streamed_messages)  # no JSON from internal calls
+    assert {str(m.content) for m in streamed_messages if m.type == "ai"} <= set(answers)
+
+
+def test_follow_up_is_rewritten_before_the_method_and_history_is_kept(session, scripted):
+    drain(session.send("What is a jaguar?"))
+    events, _ = drain(session.send("And the car?"))
+    result = events[-1]["result"]
+    assert {"event": "rewrite", "question": "What is a jaguar, the car?"} in events
+    assert result["decision"]["original_query"] == "And the car?"
+    assert result["decision"]["query"] == "What is a jaguar, the car?"
+    rewrite_prompt = next(c["text"] for c in scripted.calls if REWRITE_MARKER in c["text"])
+    assert "User: What is a jaguar?" in rewrite_prompt
+    assert [m.content for m in session.messages() if m.type == "human"] == ["What is a jaguar?", "And the car?"]
+
+
+def test_studio_chat_input_of_messages_only(settings):
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    context = chat_context({**settings, "clarify": False, "rewrite_mode": "never"})
+    graph.invoke({"messages": [HumanMessage("What is a jaguar?")]}, config, context=context)
+    state = graph.invoke({"messages": [HumanMessage("What is HP?")]}, config, context=context)
+    assert state["decision"]["original_query"] == "What is HP?" and state["answer"] == HP_ANSWER
+    assert [m.type for m in state["messages"]] == ["human", "ai", "human", "ai"]
+    with pytest.raises(InputError, match="send a question"):
+        builder.compile().invoke({"messages": []}, context=context)
+
+
+def test_downstream_method_is_configurable_and_keeps_its_own_defaults(settings, scripted):
+    session = ChatSession(InMemorySaver(), "t1", {**settings, "downstream": "rac", "clarify": False})
+    events, _ = drain(session.send("What is HP?"))
+    result = events[-1]["result"]
+    assert result["decision"]["downstream_route"] == ["relax_query", "retrieve", "synthesize_answer"]
+    assert len(result["passages"]) > 5  # RAC's own k=20 universe, not the chat's k=5
+    from graphs.rac import builder as rac_builder
+
+    assert method_context(rac_builder.context_schema, chat_context({**settings, "k": 8})).k == 8
+    with pytest.raises(InputError, match="unknown method 'nope'"):
+        chat_context({**settings, "downstream": "nope"})
+
+
+def test_thread_survives_a_restart_in_sqlite_with_its_pending_question(settings, tmp_path):
+    db = tmp_path / "chat.sqlite"
+    with open_checkpointer(db) as saver:
+        events, _ = drain(ChatSession(saver, "kept", settings).send("What is HP?"))
+        assert events[-1]["event"] == "clarification"
+    with open_checkpointer(db) as saver:  # a new process would see the same
+        session = ChatSession(saver, "kept", settings)
+        assert session.pending()["options"][0]["question"] == "What is HP, the company?"
+        events, _ = drain(session.choose(2))
+        assert events[-1]["result"]["decision"]["choice"] == 2
+    with open_checkpointer(db) as saver:
+        assert [m.type for m in ChatSession(saver, "kept", settings).messages()] == ["human", "ai"]
+        assert ChatSession(saver, "other", settings).messages() == []
+        with pytest.raises(InputError, match="no clarification question"):
+            ChatSession(saver, "other", settings).choose(1)
+
+
+def test_graph_is_exported_without_a_checkpointer():
+    from graphs.chat import graph
+
+    assert graph.checkpointer is None and graph.name == "chat"
