@@ -117,10 +117,12 @@ class SubQuestion(OrderedModel):
 
 @tracked
 def retrieve(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
-    """2k passages for the question: the gate needs a wider view than the k an answer uses."""
+    """2k passages for the question: the gate needs a wider view than the k an answer uses.
+    Also clears the previous turn's working state, so a thread's next question starts afresh."""
     context = runtime.context
     question = validate_question(state["question"])
-    return {"detection_passages": get_retriever(context).search(question, context.retrieval_mode, 2 * context.k)}
+    return {"detection_passages": get_retriever(context).search(question, context.retrieval_mode, 2 * context.k),
+            "sub_questions": [], "hypothetical_documents": [], "pathways": [], "candidates": {}, "guidance": ""}
 
 
 @tracked

@@ -1,6 +1,6 @@
 """Iterative RAG (the ADF paper's baseline): retrieve, draft, assess, reformulate, repeat.
 
-retrieve -> generate -> assess_progress -> (progress >= threshold and iterations left)
+start_loop -> retrieve -> generate -> assess_progress -> (progress >= threshold, rounds left)
     reformulate_query -> retrieve ...      otherwise deliver_answer
 The passage pool accumulates across rounds and every draft is written from the whole pool.
 The loop is bounded in state (`iteration` against `max_iterations`), not by the recursion limit.
@@ -44,7 +44,7 @@ class IterativeState(RAGState, total=False):
     """Working state: the round counter and its bound, the queries run, each round's scores."""
 
     iteration: int  # rounds retrieved so far
-    max_iterations: int  # copied from the context at the first round: the bound lives in state
+    max_iterations: int  # copied from the context by start_loop: the bound lives in state
     query: str  # the query of the current round
     queries: list[str]
     round_passages: list[Passage]  # what the current round retrieved
@@ -70,6 +70,13 @@ def normalized_query(text: str) -> str:
 
 
 @tracked
+def start_loop(state: IterativeState, runtime: Runtime[IterativeContext]) -> dict:
+    """Put the loop's bound and an empty pool into state (a thread's earlier turn left its own)."""
+    return {"iteration": 0, "max_iterations": runtime.context.max_iterations, "query": "", "queries": [],
+            "passages": [], "progress": [], "draft": {}, "stop_reason": ""}
+
+
+@tracked
 def retrieve(state: IterativeState, runtime: Runtime[IterativeContext]) -> dict:
     """One round: top-k for the current query (the question itself in round 1), pooled."""
     context = runtime.context
@@ -84,7 +91,6 @@ def retrieve(state: IterativeState, runtime: Runtime[IterativeContext]) -> dict:
         "round_passages": found,
         "round_novelty": novelty([p["id"] for p in found], list(known)),
         "iteration": state.get("iteration", 0) + 1,
-        "max_iterations": state.get("max_iterations") or context.max_iterations,
         "query": query,
         "queries": [*(state.get("queries") or []), query],
     }
@@ -186,12 +192,14 @@ def deliver_answer(state: IterativeState, runtime: Runtime[IterativeContext]) ->
 
 
 builder = StateGraph(IterativeState, context_schema=IterativeContext, input_schema=InputState, output_schema=OutputState)
+builder.add_node("start_loop", start_loop)
 builder.add_node("retrieve", retrieve)
 builder.add_node("generate", generate)
 builder.add_node("assess_progress", assess_progress)
 builder.add_node("reformulate_query", reformulate_query)
 builder.add_node("deliver_answer", deliver_answer)
-builder.add_edge(START, "retrieve")
+builder.add_edge(START, "start_loop")
+builder.add_edge("start_loop", "retrieve")
 builder.add_edge("retrieve", "generate")
 builder.add_edge("generate", "assess_progress")
 builder.add_conditional_edges("assess_progress", route_after_assess_progress)

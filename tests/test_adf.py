@@ -307,6 +307,20 @@ def test_streaming_reports_the_gate_and_sub_questions(scripted, demo_index):
     assert "".join(e["text"] for e in events if e["event"] == "token") == events[-1]["result"]["answer"]
 
 
+def test_a_threads_next_question_drops_the_previous_sub_questions(scripted, demo_index):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    script(scripted)
+    saver = InMemorySaver()
+    first = api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0), checkpointer=saver, thread_id="chat")
+    assert first["decision"]["sub_questions"]
+    second = api.ask("What is HP?", "adf", context(demo_index, tau_sep=1.1, tau_var=10.0),
+                     checkpointer=saver, thread_id="chat")
+    assert second["decision"]["gate"] == "Unambiguous"
+    last_synthesis = calls_with(scripted, SYNTH_MARKER)[-1]
+    assert not any(q in last_synthesis for q in first["decision"]["sub_questions"])
+
+
 def test_cli_ask_method_adf(capsys, scripted, demo_index):
     from agent.cli import main
 

@@ -19,6 +19,7 @@ REFORMULATE_MARKER = "Searches so far"
 SYNTH_MARKER = "passage_meanings"
 QUERIES = ["horsepower unit of power James Watt", "hit points in role-playing games", "Hewlett-Packard founders"]
 ROUND = ["retrieve", "generate", "assess_progress"]
+START = ["start_loop"]
 
 
 def draft(number: int) -> str:
@@ -37,7 +38,8 @@ def test_loop_stops_at_the_iteration_cap(scripted, demo_index):
     scripted.rules.extend([(REFORMULATE_MARKER, list(QUERIES)), (SYNTH_MARKER, [draft(1), draft(2), draft(3)])])
     result = api.ask("What is HP?", "iterative", context(demo_index, progress_threshold=0.0))
     decision = result["decision"]
-    assert result["route"] == ROUND + ["reformulate_query"] + ROUND + ["reformulate_query"] + ROUND + ["deliver_answer"]
+    assert result["route"] == START + ROUND + ["reformulate_query"] + ROUND + ["reformulate_query"] + ROUND + [
+        "deliver_answer"]
     assert decision["iterations"] == 3 and decision["max_iterations"] == 3
     assert decision["stop_reason"] == "reached 3 iterations"
     assert decision["queries"] == ["What is HP?", *QUERIES[:2]]
@@ -79,7 +81,7 @@ def test_quality_is_the_mean_cosine_of_the_round_to_the_question(scripted, demo_
 def test_low_progress_stops_the_loop(scripted, demo_index):
     scripted.rules.extend([(REFORMULATE_MARKER, list(QUERIES)), (SYNTH_MARKER, draft(1))])
     result = api.ask("What is HP?", "iterative", context(demo_index, progress_threshold=0.99))
-    assert result["route"] == ROUND + ["deliver_answer"]
+    assert result["route"] == START + ROUND + ["deliver_answer"]
     assert result["decision"]["stop_reason"].startswith("progress ")
     assert result["usage"]["llm_calls"] == 1
 
@@ -87,13 +89,13 @@ def test_low_progress_stops_the_loop(scripted, demo_index):
 def test_max_iterations_one_never_reformulates(scripted, demo_index):
     scripted.rules.extend([(REFORMULATE_MARKER, list(QUERIES)), (SYNTH_MARKER, draft(1))])
     result = api.ask("What is HP?", "iterative", context(demo_index, max_iterations=1, progress_threshold=0.0))
-    assert result["route"] == ROUND + ["deliver_answer"] and result["decision"]["iterations"] == 1
+    assert result["route"] == START + ROUND + ["deliver_answer"] and result["decision"]["iterations"] == 1
 
 
 def test_a_repeated_query_ends_the_loop(scripted, demo_index):
     scripted.rules.extend([(REFORMULATE_MARKER, 'Query: "what is HP"'), (SYNTH_MARKER, draft(1))])
     result = api.ask("What is HP?", "iterative", context(demo_index, progress_threshold=0.0))
-    assert result["route"] == ROUND + ["reformulate_query", "deliver_answer"]
+    assert result["route"] == START + ROUND + ["reformulate_query", "deliver_answer"]
     assert result["decision"]["stop_reason"] == "the new query repeats an earlier one"
 
 
@@ -109,7 +111,7 @@ def test_a_failed_reformulation_ends_the_loop(scripted, demo_index):
 def test_a_failed_draft_abstains_without_reformulating(scripted, demo_index):
     scripted.rules.extend([(REFORMULATE_MARKER, list(QUERIES)), (SYNTH_MARKER, "not json")])
     result = api.ask("What is HP?", "iterative", context(demo_index, progress_threshold=0.0))
-    assert result["route"] == ROUND + ["deliver_answer"]
+    assert result["route"] == START + ROUND + ["deliver_answer"]
     assert result["decision"]["abstained"] is True and result["decision"]["stop_reason"] == "no usable draft"
 
 
@@ -121,6 +123,20 @@ def test_the_bound_lives_in_state(scripted, demo_index):
     values = api._graph("iterative", saver).get_state({"configurable": {"thread_id": "loop"}}).values
     assert values["iteration"] == 2 and values["max_iterations"] == 2
     assert values["messages"][-1].content == "draft 1"
+
+
+def test_a_threads_next_question_starts_a_fresh_loop(scripted, demo_index):
+    scripted.rules.extend([(REFORMULATE_MARKER, list(QUERIES) + ["jaguar car maker", "jaguar cat habitat"]),
+                           (SYNTH_MARKER, draft(1))])
+    saver = InMemorySaver()
+    settings = context(demo_index, progress_threshold=0.0, max_iterations=2)
+    api.ask("What is HP?", "iterative", settings, checkpointer=saver, thread_id="chat")
+    second = api.ask("What is a Jaguar?", "iterative", settings, checkpointer=saver, thread_id="chat")
+    assert second["decision"]["iterations"] == 2
+    assert second["decision"]["queries"][0] == "What is a Jaguar?"
+    jaguar_ids = {p["id"] for q in second["decision"]["queries"] for p in
+                  get_retriever(Context(index_dir=demo_index)).search(q, "hybrid", 5)}
+    assert {p["id"] for p in second["passages"]} == jaguar_ids  # no passage left over from the HP turn
 
 
 def test_cli_ask_method_iterative(capsys, scripted, demo_index):
