@@ -20,6 +20,7 @@ STAGES = {
     "rewrite_query": "rewriting the message from the conversation",
     "run_method": "answering with {method}",
     "retrieve": "retrieving passages",
+    "synthesize_answer": "writing the answer",
     "ask_clarification": None,
     "deliver_answer": None,
 }
@@ -28,9 +29,10 @@ STAGES = {
 class Terminal:
     """Renders chat events; `read` is `input` (or a test's replacement)."""
 
-    def __init__(self, read: Callable[[str], str] = input, out: TextIO = sys.stdout, err: TextIO = sys.stderr,
+    def __init__(self, read: Callable[[str], str] = input, out: TextIO | None = None, err: TextIO | None = None,
                  method: str = "vanilla"):
-        self.read, self.out, self.err, self.method = read, out, err, method
+        self.read, self.method = read, method
+        self.out, self.err = out or sys.stdout, err or sys.stderr
         self.streaming = False
 
     def note(self, text: str) -> None:
@@ -125,25 +127,23 @@ def chat_settings(args) -> dict:
 def chat_command(args, read: Callable[[str], str] = input) -> int:
     from agent.conversation import ChatSession, default_db_path, open_checkpointer
 
-    settings = chat_settings(args)
-    terminal = Terminal(read, method=settings.get("downstream") or "vanilla")
     thread = args.thread or uuid.uuid4().hex[:8]
     with open_checkpointer(args.db) as saver:
-        session = ChatSession(saver, thread, settings)
-        terminal.method = session.context.downstream
+        session = ChatSession(saver, thread, chat_settings(args))
+        terminal = Terminal(read, method=session.context.downstream)
         earlier = len(session.messages())
         print(f"disambig chat · thread {thread} ({earlier} earlier messages) · method {session.context.downstream} · "
               f"clarify {'on' if session.context.clarify else 'off'} · {args.db or default_db_path()}\n"
               f"Type a question; /quit to leave. Continue later with --thread {thread}.", file=terminal.err)
-        if session.pending():
-            run_turn(session, terminal, iter([{"event": "clarification", **session.pending()}]))
-        while True:
-            try:
-                text = read("you> ").strip()
-            except EOFError:
-                print(file=terminal.out)
-                return 0
-            if text in QUIT:
-                return 0
-            if text:
-                run_turn(session, terminal, session.send(text))
+        try:
+            if session.pending():
+                run_turn(session, terminal, iter([{"event": "clarification", **session.pending()}]))
+            while (text := read("you> ").strip()) not in QUIT:
+                try:
+                    if text:
+                        run_turn(session, terminal, session.send(text))
+                except InputError as error:  # e.g. an overlong message: say so, keep chatting
+                    print(f"  {error}", file=terminal.err)
+        except EOFError:  # end of input; a waiting question stays on the thread for next time
+            print(file=terminal.out)
+    return 0

@@ -1,0 +1,70 @@
+"""`disambig chat` end to end in-process: streamed answer, numbered clarification, SQLite thread
+kept across restarts, usage per turn; `disambig serve --print-config`."""
+
+import io
+import json
+
+import pytest
+
+from agent.cli import main
+from tests.chat_script import FOCUSED, chat_rules
+
+
+@pytest.fixture
+def chat(scripted, demo_index, tmp_path, monkeypatch, capsys):
+    scripted.rules.extend(chat_rules())
+
+    def run(*lines, extra=()):
+        monkeypatch.setattr("sys.stdin", io.StringIO("".join(f"{line}\n" for line in lines)))
+        code = main(["chat", "--db", str(tmp_path / "chat.sqlite"), "--thread", "demo", "--model", "scripted",
+                     "--index", demo_index, *extra])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run
+
+
+def test_clarification_round_trip_in_the_terminal(chat):
+    code, out, err = chat("What is HP?", "9", "1", "/quit")
+    assert code == 0
+    assert "Which of these did you mean?\n  1. What is HP, the company?  (Hewlett-Packard)\n" in out
+    assert "  2. What is hp, the unit?  (horsepower)\n  0. all of them\n" in out
+    assert "option 9 does not exist" in out  # re-asked locally
+    assert f"assistant> {json.loads(FOCUSED)['answer']}\n" in out
+    assert out.count("assistant> ") == 1  # the held-back all-meanings answer was never printed
+    assert "· retrieving passages" in err and "· interpretations found: 3 (2 grounded), asking" in err
+    assert "· focusing on: What is HP, the company?" in err
+    assert "usage: 2 LLM calls" in err and "route: classify_ambiguity > run_method" in err
+    assert "thread demo (0 earlier messages)" in err
+
+
+def test_thread_and_pending_question_survive_a_restart(chat):
+    code, out, _ = chat("What is HP?")  # input ends while the question waits
+    assert code == 0 and "Which of these did you mean?" in out
+    code, out, err = chat("2", "/quit")  # a new process, same --thread and --db
+    assert "thread demo (1 earlier messages)" in err
+    assert "Which of these did you mean?" in out and "assistant> HP is Hewlett-Packard" in out
+    _, _, err = chat("/quit")
+    assert "thread demo (2 earlier messages)" in err
+
+
+def test_no_clarify_streams_the_full_answer(chat):
+    code, out, err = chat("What is HP?", "/quit", extra=["--no-clarify"])
+    assert "Which of these" not in out and "assistant> HP can mean the company Hewlett-Packard [1]" in out
+    assert "clarify off" in err
+
+
+def test_bad_method_is_one_line_error(chat):
+    code, _, err = chat("/quit", extra=["--method", "nope"])
+    assert code == 1 and err.strip().splitlines()[-1].startswith("disambig: error: unknown method 'nope'")
+
+
+def test_serve_prints_a_config_with_every_graph(capsys):
+    from agent.methods import METHODS
+
+    assert main(["serve", "--print-config", "--port", "8123"]) == 0
+    captured = capsys.readouterr()
+    config = json.loads(captured.out)
+    assert set(config["graphs"]) == set(METHODS) | {"chat"}
+    assert config["graphs"]["chat"] == "graphs.chat:graph"
+    assert "--host 127.0.0.1 --port 8123" in captured.err and "--no-browser" in captured.err

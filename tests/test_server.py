@@ -1,0 +1,145 @@
+"""LangGraph Studio and `disambig serve`: real server processes, offline, with a fake model.
+
+Each test starts its own server on a free port (analytics, version check and tracing off),
+talks to it over HTTP like Studio or a client app would, and stops the process it started.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.chat_script import FOCUSED, fake_openai_reply
+from tests.fake_openai import FakeOpenAI
+
+ROOT = Path(__file__).resolve().parents[1]
+STARTUP_SECONDS = 300  # the CPU is shared; a cold start imports torch, chromadb and every graph
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def server_env(fake: FakeOpenAI, index: str) -> dict:
+    env = {**os.environ, "OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "test-key",
+           "DISAMBIG_INDEX": index, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1",
+           "LANGSMITH_TRACING": "false"}
+    env.pop("DISAMBIG_MODEL", None)
+    return env
+
+
+def start(command: list[str], cwd: Path, env: dict, port: int, log: Path) -> subprocess.Popen:
+    """Start a server in its own process group and wait for /ok."""
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"server exited with {process.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/ok", timeout=2).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            pass
+        time.sleep(1)
+    stop(process)
+    pytest.fail(f"server not ready after {STARTUP_SECONDS}s:\n{log.read_text()[-3000:]}")
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Stop the server we started (its whole process group), forcefully if it lingers."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+def sse_events(response: httpx.Response) -> list[tuple[str, object]]:
+    events, name = [], None
+    for line in response.iter_lines():
+        if line.startswith("event: "):
+            name = line[len("event: "):]
+        elif line.startswith("data: ") and name:
+            events.append((name, json.loads(line[len("data: "):])))
+    return events
+
+
+@pytest.fixture
+def fake():
+    with FakeOpenAI(reply=fake_openai_reply) as server:
+        yield server
+
+
+def test_langgraph_dev_loads_every_graph_for_studio_and_runs_one(fake, demo_index, tmp_path):
+    port = free_port()
+    command = [str(Path(sys.executable).parent / "langgraph"), "dev", "--port", str(port), "--no-browser", "--no-reload"]
+    process = start(command, ROOT, server_env(fake, demo_index), port, tmp_path / "server.log")
+    try:
+        base = f"http://127.0.0.1:{port}"
+        graphs = json.loads((ROOT / "langgraph.json").read_text())["graphs"]
+        assistants = httpx.post(f"{base}/assistants/search", json={"limit": 100}, timeout=30).json()
+        assert {a["graph_id"] for a in assistants} == set(graphs) and "chat" in graphs
+        for assistant in assistants:  # what Studio shows: input form, output, per-run settings
+            schemas = httpx.get(f"{base}/assistants/{assistant['assistant_id']}/schemas", timeout=60).json()
+            assert "question" in schemas["input_schema"]["properties"], assistant["graph_id"]
+            assert {"answer", "interpretations", "usage"} <= set(schemas["output_schema"]["properties"])
+            assert {"model", "retrieval_mode", "k", "concurrency"} <= set(schemas["context_schema"]["properties"])
+        run = httpx.post(f"{base}/runs/wait", timeout=300, json={
+            "assistant_id": "vanilla", "input": {"question": "What is HP?"},
+            "context": {"model": "openai:fake", "index_dir": demo_index}})
+        output = run.json()
+        assert run.status_code == 200, output
+        assert output["answer"].startswith("HP can mean the company Hewlett-Packard [1]")
+        assert [i["question"] for i in output["interpretations"]][:2] == ["What is HP, the company?",
+                                                                            "What is hp, the unit?"]
+        assert output["route"] == ["retrieve", "synthesize_answer"] and output["usage"]["llm_calls"] == 1
+        assert len(output["passages"]) == 5 and fake.requests[-1]["model"] == "fake"
+    finally:
+        stop(process)
+    assert process.returncode is not None
+
+
+def test_disambig_serve_streams_a_chat_thread_through_a_clarification(fake, demo_index, tmp_path):
+    port = free_port()
+    command = [sys.executable, "-m", "agent.cli", "serve", "--port", str(port), "--state-dir", str(tmp_path / "srv")]
+    process = start(command, tmp_path, server_env(fake, demo_index), port, tmp_path / "server.log")
+    try:
+        base = f"http://127.0.0.1:{port}"
+        context = {"model": "openai:fake", "index_dir": demo_index}
+        thread = httpx.post(f"{base}/threads", json={}, timeout=30).json()["thread_id"]
+        with httpx.stream("POST", f"{base}/threads/{thread}/runs/stream", timeout=300, json={
+                "assistant_id": "chat", "input": {"question": "What is HP?"}, "context": context,
+                "stream_mode": ["custom", "updates"]}) as response:
+            events = sse_events(response)
+        custom = [data for name, data in events if name == "custom"]
+        assert [e["node"] for e in custom if e["event"] == "stage"][:3] == ["read_message", "classify_ambiguity",
+                                                                           "run_method"]
+        assert not [e for e in custom if e["event"] == "token"]  # held back while asking
+        interrupts = [data["__interrupt__"] for name, data in events if name == "updates" and "__interrupt__" in data]
+        request = interrupts[0][0]["value"]
+        assert request["type"] == "clarification" and len(request["options"]) == 2
+
+        with httpx.stream("POST", f"{base}/threads/{thread}/runs/stream", timeout=300, json={
+                "assistant_id": "chat", "command": {"resume": 1}, "context": context,
+                "stream_mode": ["custom", "values"]}) as response:
+            events = sse_events(response)
+        tokens = "".join(data["text"] for name, data in events if name == "custom" and data["event"] == "token")
+        assert tokens == json.loads(FOCUSED)["answer"]
+        state = httpx.get(f"{base}/threads/{thread}/state", timeout=30).json()
+        assert state["values"]["answer"] == tokens and state["next"] == []
+        assert [m["type"] for m in state["values"]["messages"]] == ["human", "ai"]
+        assert (tmp_path / "srv" / "langgraph.json").exists()
+    finally:
+        stop(process)
