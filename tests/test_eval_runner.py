@@ -189,3 +189,18 @@ def test_cli_eval_prints_the_table_and_rejects_unknown_settings(scripted, demo_i
     assert "| vanilla | 2 |" in printed and "summary.md" in printed
     assert main(argv + ["--set", "no_such_knob=1"]) == 1
     assert "no_such_knob" in capsys.readouterr().err
+
+
+def test_a_question_with_a_timed_out_call_is_not_final(scripted, demo_index, dataset, tmp_path):
+    import httpx
+    import openai
+
+    timeout = openai.APITimeoutError(request=httpx.Request("POST", "http://127.0.0.1/v1/chat/completions"))
+    scripted.rules.append(("Reply with JSON", [timeout, reply]))
+    first = run_eval(config(dataset, tmp_path, demo_index, limit=1))
+    assert first["methods"]["vanilla"]["answered"] == 1 and first["run"]["model_calls"] == 1
+    again = run_eval(config(dataset, tmp_path, demo_index, limit=1, out="again"))
+    # re-run (not taken from the result cache), its successful reply replayed: no model call
+    assert again["run"]["questions_run"] == 1 and again["run"]["model_calls"] == 0
+    third = run_eval(config(dataset, tmp_path, demo_index, limit=1, out="third"))
+    assert third["run"]["questions_from_cache"] == 1

@@ -216,7 +216,8 @@ def run_eval(config: EvalConfig) -> dict:
             record = {"method": method, "dataset": config.dataset, "id": example.id, "question": example.question,
                       "model": model, "settings_hash": key[3], "error": None,
                       "output": _output(result), "usage": _usage(result)}
-            results.put(key, record)
+            if not record["usage"]["timeouts"]:  # a timed-out call is the machine's fault: retry next run
+                results.put(key, record)
             calls = responses.model_calls - before if config.concurrency <= 1 else None
             records[key] = {**record, "from_cache": False, "model_calls": calls}
         bar.update(1)
