@@ -35,7 +35,7 @@ def reply_for(prompt: str) -> str:
         return FOCUSED
     if REWRITE_MARKER in prompt:
         return json.dumps({"question": "What is a jaguar, the car?"})
-    if "jaguar" in prompt.split("Question:")[-1].lower():
+    if "jaguar" in prompt.split("Question:")[-1].split("\n")[0].lower():  # the question line, not the passages
         return ONE_MEANING
     return TWO_MEANINGS
 
