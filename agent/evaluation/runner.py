@@ -152,11 +152,8 @@ def _usage(result: dict) -> dict:
             "wall_s": usage.get("wall_s", 0.0), "nodes": usage.get("nodes", {})}
 
 
-def run_eval(config: EvalConfig) -> dict:
-    """Run every method on every selected question, then score, write reports, return the summary."""
-    from agent.context import default_model
-    from agent.evaluation import extra_metrics, report
-
+def _select(config: EvalConfig) -> tuple[list[Example], bool]:
+    """The questions to run, and whether their own passages replace retrieval."""
     examples = load_dataset(config.dataset, config.data, ids=read_ids(config.ids) if config.ids else None,
                             sample=config.sample, seed=config.seed, limit=config.limit)
     if not examples:
@@ -166,15 +163,42 @@ def run_eval(config: EvalConfig) -> dict:
         raise InputError(f"--universe must be auto, fixed or index, not {config.universe!r}")
     if fixed and not all(e.passages for e in examples):
         raise InputError(f"dataset {config.dataset!r} gives no passages for a fixed universe; use --universe index")
+    return examples, fixed
+
+
+def _execute(tasks: list[tuple], work, concurrency: int, stop: threading.Event) -> None:
+    """`work(*task)` for every task on `concurrency` threads; a fatal error or Ctrl-C stops
+    the questions not yet started and is raised."""
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        futures = [pool.submit(work, *task) for task in tasks]
+        try:
+            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            failure = next((f.exception() for f in done if f.exception() is not None), None)
+        except BaseException:
+            failure = sys.exc_info()[1]
+        if failure is not None:
+            stop.set()
+            for future in futures:
+                future.cancel()
+            raise failure
+
+
+def run_eval(config: EvalConfig) -> dict:
+    """Run every method on every selected question, then score, write reports, return the summary."""
+    from tqdm import tqdm
+
+    from agent.context import default_model
+    from agent.evaluation import extra_metrics, report
+
+    examples, fixed = _select(config)
     extra = extra_metrics.ExtraMetrics(config.judge_model, config.qa_model)  # fails fast on a bad QA model path
     model = config.model or default_model()
     root = Path(config.cache or os.environ.get("DISAMBIG_EVAL_CACHE") or cache_dir() / "eval").expanduser()
     responses = ResponseStore(root / "llm.sqlite")
     results = ResultStore(root / "results.sqlite")
     contexts = _method_contexts(config, register_cached_model(model, responses))
-    if not fixed:
-        universe = _index_fingerprint(next(iter(contexts.values())).index_dir)
-    hashes = {m: settings_hash(c, "fixed" if fixed else universe) for m, c in contexts.items()}
+    universe = "fixed" if fixed else _index_fingerprint(next(iter(contexts.values())).index_dir)
+    hashes = {m: settings_hash(c, universe) for m, c in contexts.items()}
 
     records: dict[tuple, dict] = {}
     pending = []
@@ -186,36 +210,29 @@ def run_eval(config: EvalConfig) -> dict:
                 records[key] = {**cached, "from_cache": True, "model_calls": 0}
             else:
                 pending.append((key, method, example))
-
-    from tqdm import tqdm
-
     bar = tqdm(total=len(records) + len(pending), initial=len(records), unit="q", desc="eval", file=sys.stderr,
                disable=not config.progress)
-
     stop = threading.Event()  # set when the run must end: later questions are not started
 
     def work(key, method, example) -> None:
         if stop.is_set():
             return
-        before = responses.model_calls
-        started = time.time()
+        before, started = responses.model_calls, time.time()
+        head = {"method": method, "dataset": config.dataset, "id": example.id, "question": example.question,
+                "model": model, "settings_hash": key[3]}
         try:
             result = _run_question(method, contexts[method], example, fixed)
         except ModelUnavailableError:
-            stop.set()
+            stop.set()  # no later question can succeed either
             raise
         except (DisambigError, Exception) as error:  # one bad question must not sink the run
-            records[key] = {"method": method, "dataset": config.dataset, "id": example.id,
-                            "question": example.question, "model": model, "settings_hash": key[3],
-                            "error": f"{type(error).__name__}: {error}", "output": None, "usage": None,
+            records[key] = {**head, "error": f"{type(error).__name__}: {error}", "output": None, "usage": None,
                             "from_cache": False, "model_calls": None, "seconds": round(time.time() - started, 3)}
-        except BaseException:  # interrupted: stop like a killed process would
+        except BaseException:  # interrupted: stop at once, as a killed process would
             stop.set()
             raise
         else:
-            record = {"method": method, "dataset": config.dataset, "id": example.id, "question": example.question,
-                      "model": model, "settings_hash": key[3], "error": None,
-                      "output": _output(result), "usage": _usage(result)}
+            record = {**head, "error": None, "output": _output(result), "usage": _usage(result)}
             if not record["usage"]["timeouts"]:  # a timed-out call is the machine's fault: retry next run
                 results.put(key, record)
             calls = responses.model_calls - before if config.concurrency <= 1 else None
@@ -223,15 +240,10 @@ def run_eval(config: EvalConfig) -> dict:
         bar.update(1)
         bar.set_postfix(model_calls=responses.model_calls, cache_hits=responses.cache_hits)
 
-    with ThreadPoolExecutor(max_workers=max(1, config.concurrency)) as pool:
-        futures = [pool.submit(work, *task) for task in pending]
-        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
-        for future in done:
-            if future.exception() is not None:
-                for other in futures:
-                    other.cancel()
-                raise future.exception()
-    bar.close()
+    try:
+        _execute(pending, work, config.concurrency, stop)
+    finally:
+        bar.close()
 
     by_id = {e.id: e for e in examples}
     ordered = [records[(m, config.dataset, e.id, hashes[m][0], model)] for m in config.methods for e in examples]
