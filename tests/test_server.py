@@ -82,6 +82,35 @@ def fake():
         yield server
 
 
+IMPORT_CHECK = """
+import importlib.util, json, re, sys
+from agent import embeddings, models, retrieval
+graphs = json.load(open("langgraph.json"))["graphs"]
+for name, spec in graphs.items():
+    assert re.fullmatch(r"[a-z][a-z0-9_]*", name), name
+    path, attribute = spec.split(":")
+    module_spec = importlib.util.spec_from_file_location(f"studio_{name}", path)
+    module = sys.modules[module_spec.name] = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    graph = getattr(module, attribute)
+    assert graph.checkpointer is None, name
+    assert graph.builder.context_schema is not None, name
+assert not models._models and not models._servers, "a chat model was built at import time"
+assert embeddings.get_embedder.cache_info().currsize == 0, "an embedder was loaded at import time"
+assert retrieval._retriever.cache_info().currsize == 0, "a retriever was opened at import time"
+print(sorted(graphs))
+"""
+
+
+def test_langgraph_json_graphs_load_without_checkpointers_or_clients():
+    """Import each graph the way the server does, in a fresh interpreter."""
+    from agent.methods import METHODS
+
+    done = subprocess.run([sys.executable, "-c", IMPORT_CHECK], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert set(eval(done.stdout.strip().splitlines()[-1])) == set(METHODS) | {"chat"}
+
+
 def test_langgraph_dev_loads_every_graph_for_studio_and_runs_one(fake, demo_index, tmp_path):
     port = free_port()
     command = [str(Path(sys.executable).parent / "langgraph"), "dev", "--port", str(port), "--no-browser", "--no-reload"]
