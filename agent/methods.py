@@ -12,6 +12,8 @@ METHODS: dict[str, tuple[str, str]] = {
     "rewrite": ("graphs.rewrite", "Ambiguity-guided query rewrite: detect unclear follow-ups, rewrite from history, hand off"),
     "diva": ("graphs.diva", "DIVA: pseudo-interpretations, diversified retrieval, per-interpretation verification, adaptive answer"),
     "dtv": ("graphs.dtv", "DtV baseline: pseudo-interpretations, top-5 each, pruned, verified post hoc, then answered"),
+    "verdict": ("graphs.verdict", "VERDICT: relaxed top-20 retrieval, parallel per-passage extraction, grounding check, HDBSCAN consolidation"),
+    "rac": ("graphs.rac", "RAC baseline: relaxed top-20 retrieval, one long-context call listing interpretations and the answer"),
     "adf": ("graphs.adf", "ADF: coherence-gated decomposition, HyDE, dual-pathway retrieval, RRF, structured synthesis"),
     "iterative": ("graphs.iterative", "Iterative RAG baseline: retrieve, draft, assess progress, reformulate; at most 3 rounds"),
 }

@@ -20,10 +20,12 @@ MODEL_FAILED = "The model did not produce a usable answer (it timed out or repli
 
 @tracked
 def retrieve(state: RAGState, runtime: Runtime[Context]) -> dict:
-    """Top-k passages for the question with the configured retriever."""
+    """Top-k passages for the question (or for `search_query`, when a method set one, e.g.
+    VERDICT's relaxed query) with the configured retriever."""
     context = runtime.context
     question = validate_question(state["question"])
-    passages = get_retriever(context).search(question, context.retrieval_mode, context.k)
+    query = state.get("search_query") or question
+    passages = get_retriever(context).search(query, context.retrieval_mode, context.k)
     return {"passages": passages}
 
 

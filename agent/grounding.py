@@ -1,0 +1,82 @@
+"""Grounding check after VERDICT's extraction: does the passage support the extracted answer?
+
+Small local models rarely abstain, so a pair extracted from a passage that does not answer
+the question slips through. Two checks, chosen by a setting:
+- `overlap`: the share of the answer's content words (normalized, lightly stemmed) that occur
+  in the passage; free, and catches answers the model brought from its own knowledge.
+- `entailment`: one Yes/No call per pair to the same model ("does this passage alone give
+  this answer to this question?"); costs a call per pair, catches wrong-question answers.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Literal
+
+from pydantic import BaseModel, field_validator
+
+from agent.context import Context
+from agent.llm import generate_structured
+
+GroundingMode = Literal["overlap", "entailment", "off"]
+
+STOPWORDS = frozenset(
+    "a an the of in on at to for by with and or nor but is are was were be been being am it its this that these "
+    "those as from into onto over under than then there here which who whom whose what when where why how "
+    "not no yes do does did has have had will would can could should may might must also such so very about "
+    "after before during between their they them he she his her him we our you your i me my".split()
+)
+_SUFFIXES = ("ing", "ed", "es", "s")
+
+
+def _stem(token: str) -> str:
+    """Strip one common English suffix so "founded"/"founding"/"founds" match."""
+    for suffix in _SUFFIXES:
+        if len(token) > len(suffix) + 2 and token.endswith(suffix):
+            return token[: -len(suffix)]
+    return token
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased ASCII word tokens; thousands separators in numbers are removed."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    folded = re.sub(r"'s\b", "", folded)
+    folded = re.sub(r"(?<=\d)[,.](?=\d{3}\b)", "", folded)
+    return re.findall(r"[a-z0-9]+", folded)
+
+
+def content_tokens(text: str) -> list[str]:
+    """Stemmed tokens without stopwords; all tokens when the text is nothing but stopwords."""
+    words = tokens(text)
+    kept = [w for w in words if w not in STOPWORDS] or words
+    return [_stem(w) for w in kept]
+
+
+def answer_support(answer: str, passage_text: str) -> float:
+    """Share of the answer's distinct content tokens found in the passage (0.0 for an empty answer)."""
+    wanted = set(content_tokens(answer))
+    if not wanted:
+        return 0.0
+    present = {_stem(w) for w in tokens(passage_text)}
+    return len(wanted & present) / len(wanted)
+
+
+class Entailment(BaseModel):
+    supported: Literal["Yes", "No"]
+
+    @field_validator("supported", mode="before")
+    @classmethod
+    def _normalize(cls, value):
+        """Accept `yes`, `NO.` and the like; anything else stays invalid (and is retried once)."""
+        word = str(value).strip().strip(".!").capitalize()
+        return word if word in ("Yes", "No") else value
+
+
+def entailed(context: Context, pair: dict, passage: dict) -> bool | None:
+    """The model's Yes/No on whether the passage alone answers the pair; None on failure."""
+    reply = generate_structured(
+        context, Entailment, "check_grounding",
+        question=pair["question"], answer=pair["answer"], passage=f"{passage.get('title', '')}: {passage['text']}",
+    )
+    return None if reply is None else reply.supported == "Yes"

@@ -1,0 +1,58 @@
+"""Relaxed single retrieval, shared by VERDICT and its RAC baseline (seed 000, Eq. 6-7).
+
+One call rewrites the question into a broader search query, so that the one top-k retrieval
+(k=20) covers every reading of the question found in the corpus (a high-recall universe).
+A published implementation skipped this call and searched with the question unchanged; here
+the call is made, and a switch turns it off. The shared `retrieve` node then searches with
+`search_query` instead of the question.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from langgraph.runtime import Runtime
+
+from agent.context import Context
+from agent.errors import validate_question
+from agent.llm import generate_text
+from agent.state import RAGState
+from agent.usage import tracked
+
+MAX_QUERY_CHARS = 300
+
+
+@dataclass(kw_only=True)
+class RelaxedRetrievalContext(Context):
+    """Knobs of the relaxed single retrieval (VERDICT and RAC use top-20 passages)."""
+
+    relax_query: bool = field(
+        default=True, metadata={"description": "Rewrite the question into a broader search query first (one LLM call)"}
+    )
+    k: int = field(default=20, metadata={"description": "Passages retrieved once for the relaxed query (the universe)"})
+
+
+def clean_search_query(reply: str | None) -> str:
+    """The query from a model reply: first non-empty line, without a label, quotes or bullets.
+
+    Small models wrap the query in quotes or prefix it with "Query:"; an empty result means
+    the caller falls back to the question."""
+    for line in (reply or "").splitlines():
+        line = re.sub(r"^\s*(?:[-*\d.)]+\s+)?(?:(?:search\s+)?query\s*:\s*)?", "", line, flags=re.IGNORECASE)
+        line = line.strip().strip("\"'`").strip()
+        if line:
+            return line[:MAX_QUERY_CHARS]
+    return ""
+
+
+@tracked
+def relax_query(state: RAGState, runtime: Runtime[RelaxedRetrievalContext]) -> dict:
+    """Broaden the question for a high-recall search; the question itself when off or on failure."""
+    context = runtime.context
+    question = validate_question(state["question"])
+    query = ""
+    if context.relax_query:
+        query = clean_search_query(generate_text(context, "relax_query", question=question))
+    query = query or question
+    return {"search_query": query, "decision": {"search_query": query, "relaxed": query != question}}

@@ -1,0 +1,24 @@
+"""RAC, retrieval-augmented clarification (the baseline VERDICT compares against, seed 000
+§5.1.4, Eq. 13): relax the question, retrieve the top-20 once, then ONE long-context call
+over all of them that lists the interpretations with short answers and citations and writes
+the long-form answer. Relevance feedback only: unlike VERDICT, no per-passage execution
+feedback and no consolidation."""
+
+from langgraph.graph import END, START, StateGraph
+
+from agent.nodes import retrieve, synthesize_answer
+from agent.relax import RelaxedRetrievalContext, relax_query
+from agent.state import InputState, OutputState, RAGState
+
+builder = StateGraph(
+    RAGState, context_schema=RelaxedRetrievalContext, input_schema=InputState, output_schema=OutputState
+)
+builder.add_node("relax_query", relax_query)
+builder.add_node("retrieve", retrieve)
+builder.add_node("synthesize_answer", synthesize_answer)
+builder.add_edge(START, "relax_query")
+builder.add_edge("relax_query", "retrieve")
+builder.add_edge("retrieve", "synthesize_answer")
+builder.add_edge("synthesize_answer", END)
+
+graph = builder.compile(name="rac")

@@ -1,0 +1,201 @@
+"""VERDICT, verified diversification with consolidation (seed 000, Algorithm 1).
+
+relax_query (one call, switchable) -> retrieve ONCE, top-20 (relevance feedback) ->
+extract_interpretation: one call per passage, in parallel, each returning an
+{interpretation, answer} answerable from that passage alone or abstaining (execution
+feedback) -> check_grounding (drops pairs whose answer the passage does not support) ->
+consolidate (HDBSCAN over embedded pairs; medoid per cluster; merged citations) ->
+synthesize_answer over the grounded interpretations, also listed as "related questions".
+LLM calls: 1 relax + k extractions + 1 synthesis (+ one per pair with entailment grounding).
+"""
+
+from dataclasses import dataclass, field
+
+from langchain_core.messages import AIMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+
+from agent.consolidation import PRESETS, EmbeddingMode, PresetName, consolidate_pairs, pair_text, preset
+from agent.context import _env_field
+from agent.errors import InputError
+from agent.extraction import Extracted, extract_one, related_questions
+from agent.grounding import GroundingMode, answer_support, entailed
+from agent.llm import generate_structured
+from agent.models import PACKAGED
+from agent.nodes import answer_update, retrieve
+from agent.prompts import format_passages
+from agent.relax import RelaxedRetrievalContext, relax_query
+from agent.retrieval import get_retriever
+from agent.schemas import OrderedModel
+from agent.state import InputState, OutputState, RAGState
+from agent.usage import emit, map_concurrent, tracked
+from pydantic import Field
+
+NOTHING_GROUNDED = "No passage in the indexed documents answers any reading of this question."
+NO_SUMMARY = "The model could not write a summary; the documents support these readings:"
+
+
+@dataclass(kw_only=True)
+class VERDICTContext(RelaxedRetrievalContext):
+    """VERDICT's knobs, on top of relaxed retrieval (relax_query on/off, k=20)."""
+
+    concurrency: int = _env_field("DISAMBIG_CONCURRENCY", 8, int, "Per-passage extraction calls in flight at most")
+    grounding: GroundingMode = field(
+        default="overlap",
+        metadata={"description": "Check after extraction: overlap (answer words in the passage), "
+                                 "entailment (one Yes/No call per pair) or off"},
+    )
+    grounding_threshold: float = field(
+        default=0.5, metadata={"description": "overlap: share of the answer's content words the passage must contain"}
+    )
+    cluster_preset: PresetName = field(
+        default="default", metadata={"description": "HDBSCAN preset: default, or conservative (fewer clusters)"}
+    )
+    embedding_mode: EmbeddingMode = field(
+        default="question+answer", metadata={"description": "What is clustered: question+answer, or question only"}
+    )
+    synthesize: bool = field(
+        default=True,
+        metadata={"description": "Write a long-form answer; off returns the related questions only (no call)"},
+    )
+
+    def __post_init__(self) -> None:
+        if self.grounding not in GroundingMode.__args__:
+            raise InputError(f"grounding must be one of {', '.join(GroundingMode.__args__)}, not {self.grounding!r}")
+        if self.cluster_preset not in PRESETS:
+            raise InputError(f"cluster_preset must be one of {', '.join(PRESETS)}, not {self.cluster_preset!r}")
+        if self.embedding_mode not in EmbeddingMode.__args__:
+            raise InputError(f"embedding_mode must be question+answer or question, not {self.embedding_mode!r}")
+        if self.k < 1 or self.concurrency < 1:
+            raise InputError("k and concurrency must be at least 1")
+
+
+def llm_concurrency(context: VERDICTContext) -> int:
+    """Calls in flight: the setting, but at most the embedded server's slots for a local model
+    (more would only queue on the server while each client-side timeout runs)."""
+    local = context.model in PACKAGED or context.model.startswith("gguf:")
+    return min(context.concurrency, context.local_parallel) if local else context.concurrency
+
+
+class VerdictState(RAGState, total=False):
+    """Working state: the extracted pairs ({question, answer, passage_id, rank, support})."""
+
+    pairs: list[dict]  # written by extract_interpretation, then filtered by check_grounding
+
+
+class GroundedAnswer(OrderedModel):
+    # the length cap becomes part of the grammar on llama.cpp, so small models cannot ramble on
+    answer: str = Field(max_length=1500, description="the long-form answer citing passages like [2]")
+
+
+@tracked
+def extract_interpretation(state: VerdictState, runtime: Runtime[VERDICTContext]) -> dict:
+    """One call per retrieved passage, `concurrency` at a time: a pair answerable from that
+    passage alone, or an abstention (execution feedback)."""
+    context = runtime.context
+    passages = state.get("passages") or []
+    outcomes: list[Extracted] = map_concurrent(
+        lambda item: extract_one(context, state["question"], item[1], item[0]), list(enumerate(passages)),
+        llm_concurrency(context),
+    )
+    pairs = [outcome.pair() for outcome in outcomes if outcome.status == "extracted"]
+    counts = {status: sum(o.status == status for o in outcomes) for status in ("extracted", "abstained", "failed")}
+    return {
+        "pairs": pairs,
+        "decision": {
+            "universe": [p["id"] for p in passages],
+            "extraction": {**counts, "concurrency": llm_concurrency(context)},
+            "pairs": [outcome.summary() for outcome in outcomes],
+        },
+    }
+
+
+@tracked
+def check_grounding(state: VerdictState, runtime: Runtime[VERDICTContext]) -> dict:
+    """Drop pairs whose answer the passage does not support (small models rarely abstain)."""
+    context = runtime.context
+    by_id = {p["id"]: p for p in state.get("passages") or []}
+    pairs = [
+        {**pair, "support": round(answer_support(pair["answer"], by_id[pair["passage_id"]]["text"]), 3)}
+        for pair in state.get("pairs") or []
+    ]
+    unchecked = 0
+    if context.grounding == "overlap":
+        keep = [pair["support"] >= context.grounding_threshold for pair in pairs]
+    elif context.grounding == "entailment":
+        verdicts = map_concurrent(
+            lambda pair: entailed(context, pair, by_id[pair["passage_id"]]), pairs, llm_concurrency(context)
+        )
+        unchecked = sum(verdict is None for verdict in verdicts)
+        keep = [verdict is not False for verdict in verdicts]  # a failed check keeps the pair
+    else:
+        keep = [True] * len(pairs)
+    dropped = [f"{pair['passage_id']}: {pair['question']} -> {pair['answer']}" for pair, ok in zip(pairs, keep) if not ok]
+    report = {"mode": context.grounding, "kept": sum(keep), "dropped": dropped, "unchecked": unchecked}
+    return {"pairs": [pair for pair, ok in zip(pairs, keep) if ok], "decision": {"grounding": report}}
+
+
+@tracked
+def consolidate(state: VerdictState, runtime: Runtime[VERDICTContext]) -> dict:
+    """Cluster the grounded pairs with the retriever's encoder; keep each cluster's medoid
+    with the citations of all its pairs. The passages become the cited ones, in order."""
+    context = runtime.context
+    pairs = state.get("pairs") or []
+    texts = [pair_text(pair, context.embedding_mode) for pair in pairs]
+    vectors = get_retriever(context).embed_queries(texts) if texts else None
+    interpretations, report = consolidate_pairs(pairs, vectors, preset(context.cluster_preset))
+    by_id = {p["id"]: p for p in state.get("passages") or []}
+    cited = dict.fromkeys(passage_id for item in interpretations for passage_id in item["citations"])
+    emit({"event": "interpretations", "interpretations": interpretations})
+    report.update(preset=context.cluster_preset, embedding_mode=context.embedding_mode)
+    return {
+        "interpretations": interpretations,
+        "passages": [by_id[passage_id] for passage_id in cited],
+        "decision": {"consolidation": report},
+    }
+
+
+@tracked
+def synthesize_answer(state: VerdictState, runtime: Runtime[VERDICTContext]) -> dict:
+    """A long-form answer over the grounded interpretations only; the interpretations are
+    also listed as related questions with passage numbers, as an assistant shows them."""
+    context = runtime.context
+    interpretations = state.get("interpretations") or []
+    if not interpretations:
+        return {**answer_update(NOTHING_GROUNDED, [], abstained=True, related_questions=[]), "passages": []}
+    passages = state.get("passages") or []
+    listing = related_questions(interpretations, passages)
+    emit({"event": "related_questions", "items": listing})
+    block = "Related questions:\n" + "\n".join(f"- {line}" for line in listing)
+    if not context.synthesize:
+        return answer_update(block, interpretations, abstained=False, synthesized=False, related_questions=listing)
+    reply = generate_structured(
+        context, GroundedAnswer, "synthesize_grounded_answer", stream_field="answer",
+        question=state["question"], interpretations="\n".join(f"{n}. {line}" for n, line in enumerate(listing, 1)),
+        passages=format_passages(passages),
+    )
+    answer = reply.answer.strip() if reply is not None else ""
+    synthesized = bool(answer)
+    answer = answer or NO_SUMMARY + "\n" + "\n".join(f"- {line}" for line in listing)
+    update = answer_update(answer, interpretations, abstained=False, synthesized=synthesized, related_questions=listing)
+    if synthesized:
+        update["messages"] = [AIMessage(f"{answer}\n\n{block}")]
+    return update
+
+
+builder = StateGraph(VerdictState, context_schema=VERDICTContext, input_schema=InputState, output_schema=OutputState)
+builder.add_node("relax_query", relax_query)
+builder.add_node("retrieve", retrieve)
+builder.add_node("extract_interpretation", extract_interpretation)
+builder.add_node("check_grounding", check_grounding)
+builder.add_node("consolidate", consolidate)
+builder.add_node("synthesize_answer", synthesize_answer)
+builder.add_edge(START, "relax_query")
+builder.add_edge("relax_query", "retrieve")
+builder.add_edge("retrieve", "extract_interpretation")
+builder.add_edge("extract_interpretation", "check_grounding")
+builder.add_edge("check_grounding", "consolidate")
+builder.add_edge("consolidate", "synthesize_answer")
+builder.add_edge("synthesize_answer", END)
+
+graph = builder.compile(name="verdict")

@@ -1,0 +1,89 @@
+"""RAC baseline with the scripted model: relax, one top-20 retrieval, one long-context call."""
+
+import json
+
+import httpx
+import openai
+
+import graphs.rac
+import graphs.verdict
+from agent import api, nodes, relax
+
+RELAX = "Write one broader search query"
+SYNTHESIZE = "passage_meanings"
+SYNTHESIS = json.dumps({
+    "passage_meanings": ["company", "unit"],
+    "interpretations": [
+        {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1, 4]},
+        {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [20, 21]},
+    ],
+    "answer": "HP is the company Hewlett-Packard [1], whereas hp is also horsepower [20].",
+})
+
+
+def context(index, **extra):
+    return {"model": "scripted", "index_dir": index, **extra}
+
+
+def test_rac_reads_the_top_20_for_the_relaxed_query_in_one_call(scripted, demo_index):
+    scripted.rules.extend([(RELAX, "Northwind hackathon"), (SYNTHESIZE, SYNTHESIS)])
+    result = api.ask("Who won?", "rac", context(demo_index))
+    assert result["route"] == ["relax_query", "retrieve", "synthesize_answer"]
+    assert result["decision"]["search_query"] == "Northwind hackathon"
+    assert len(result["passages"]) == 20
+    assert sum(p["id"].startswith("hack-") for p in result["passages"]) >= 5
+    usage = result["usage"]
+    assert usage["llm_calls"] == 2 and usage["retriever_calls"] == 1
+    (prompt,) = [call["text"] for call in scripted.calls if SYNTHESIZE in call["text"]]
+    for number, passage in enumerate(result["passages"], 1):
+        assert f"[{number}] {passage['title']}" in prompt
+    ids = [p["id"] for p in result["passages"]]
+    company, unit = result["interpretations"]
+    assert company["citations"] == [ids[0], ids[3]]
+    assert unit["citations"] == [ids[19]]  # passage 21 does not exist
+    assert result["answer"].startswith("HP is the company")
+
+
+def test_rac_without_relaxing_makes_one_call_and_searches_the_question(scripted, demo_index):
+    scripted.rules.append((SYNTHESIZE, SYNTHESIS))
+    result = api.ask("What is HP?", "rac", context(demo_index, relax_query=False, k=12))
+    assert result["usage"]["llm_calls"] == 1 and len(result["passages"]) == 12
+    assert result["decision"]["search_query"] == "What is HP?" and result["decision"]["relaxed"] is False
+    assert not [call for call in scripted.calls if RELAX in call["text"]]
+
+
+def test_an_empty_relaxation_falls_back_to_the_question(scripted, demo_index):
+    scripted.rules.extend([(RELAX, '  ""  \n'), (SYNTHESIZE, SYNTHESIS)])
+    result = api.ask("What is HP?", "rac", context(demo_index))
+    assert result["decision"]["search_query"] == "What is HP?" and result["usage"]["llm_calls"] == 2
+
+
+def test_relax_failure_falls_back_to_the_question(scripted, demo_index):
+    timeout = openai.APITimeoutError(request=httpx.Request("POST", "http://model/v1/chat/completions"))
+    scripted.rules.extend([(RELAX, timeout), (SYNTHESIZE, SYNTHESIS)])
+    result = api.ask("What is HP?", "rac", context(demo_index, max_retries=0))
+    assert result["decision"]["search_query"] == "What is HP?" and result["decision"]["relaxed"] is False
+    assert result["usage"]["timeouts"] == 1 and result["answer"].startswith("HP is the company")
+
+
+def test_rac_and_verdict_share_relax_and_retrieve():
+    assert graphs.rac.relax_query is relax.relax_query is graphs.verdict.relax_query
+    assert graphs.rac.retrieve is nodes.retrieve is graphs.verdict.retrieve
+    assert graphs.rac.synthesize_answer is nodes.synthesize_answer
+    assert graphs.rac.builder.context_schema().k == 20
+
+
+def test_clean_search_query_strips_labels_quotes_and_bullets():
+    assert relax.clean_search_query('Query: "HP meanings"') == "HP meanings"
+    assert relax.clean_search_query("\n- search query: hp uses\nsecond") == "hp uses"
+    assert relax.clean_search_query("   ") == "" and relax.clean_search_query(None) == ""
+    assert len(relax.clean_search_query("x" * 1000)) == relax.MAX_QUERY_CHARS
+
+
+def test_cli_ask_method_rac(capsys, scripted, demo_index):
+    from agent.cli import main
+
+    scripted.rules.extend([(RELAX, "HP"), (SYNTHESIZE, SYNTHESIS)])
+    assert main(["ask", "What is HP?", "--method", "rac", "--model", "scripted", "--index", demo_index]) == 0
+    out = capsys.readouterr().out
+    assert "Interpretations:" in out and "What is hp, the unit? -> horsepower" in out
