@@ -105,6 +105,8 @@ def plot(records: list[dict], summary: dict, out: Path) -> dict[str, str]:
                     axis.scatter(m["cost"].get("tokens") or 0, 100 * m["quality"][key], s=40)
                     axis.annotate(name, (m["cost"].get("tokens") or 0, 100 * m["quality"][key]),
                                   textcoords="offset points", xytext=(4, 4), fontsize=8)
+            top = max([100 * m["quality"][key] for m in methods.values() if key in m["quality"]] + [1.0])
+            axis.set_ylim(0, min(100.0, top * 1.2 + 1))
             axis.set_xlabel("tokens per query")
             axis.set_ylabel(f"{label} (%)")
             axis.grid(alpha=0.3)
@@ -135,7 +137,8 @@ def plot(records: list[dict], summary: dict, out: Path) -> dict[str, str]:
             axis.imshow(grid, cmap="Blues")
             for i in range(2):
                 for j in range(2):
-                    axis.text(j, i, str(grid[i][j]), ha="center", va="center")
+                    dark = grid[i][j] > max(max(row) for row in grid) / 2
+                    axis.text(j, i, str(grid[i][j]), ha="center", va="center", color="white" if dark else "black")
             axis.set_xticks([0, 1], ["pred amb.", "pred clear"])
             axis.set_yticks([0, 1], ["gold amb.", "gold clear"])
             axis.set_title(name, fontsize=9)
