@@ -90,14 +90,16 @@ class PassageVerdict(BaseModel):
         return word if word in ("Yes", "No") else value
 
 
-def clean_interpretations(questions: list[str], cap: int) -> list[str]:
-    """Strip, drop empty and repeated (case-insensitive) questions, keep at most `cap`."""
+def clean_interpretations(questions: list[str], cap: int, original: str = "") -> list[str]:
+    """Strip, drop empty and repeated (case-insensitive) questions and, when other readings
+    remain, the original question copied back (it disambiguates nothing); keep at most `cap`."""
     kept: list[str] = []
     for question in questions:
         text = " ".join(str(question).split())
         if text and text.lower() not in {q.lower() for q in kept}:
             kept.append(text)
-    return kept[:max(cap, 0)]
+    distinct = [q for q in kept if q.lower() != " ".join(original.split()).lower()]
+    return (distinct or kept)[:max(cap, 0)]
 
 
 def identify_ambiguity(context: Context, question: str) -> tuple[list[str], str] | None:
@@ -114,7 +116,7 @@ def infer_interpretations(context: Context, question: str, reason: str, cap: int
         context, PseudoInterpretations, "infer_pseudo_interpretations",
         question=question, reason=f"Why it is ambiguous: {reason}\n" if reason else "", cap=cap,
     )
-    return None if reply is None else clean_interpretations(reply.questions, cap)
+    return None if reply is None else clean_interpretations(reply.questions, cap, question)
 
 
 def targets(state: dict) -> list[str]:

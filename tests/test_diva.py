@@ -197,6 +197,9 @@ def test_ambiguity_labels_are_normalized_and_interpretations_cleaned():
     assert parsed.types == ["AmbTime", "AmbLoc", "none"]
     assert clean_interpretations(["  A  b?", "a B?", "", "C?"], 5) == ["A b?", "C?"]
     assert clean_interpretations(["A?", "B?", "C?"], 2) == ["A?", "B?"]
+    assert clean_interpretations(["What is HP?", "What is HP, the company?"], 5, "what is  HP?") == [
+        "What is HP, the company?"]
+    assert clean_interpretations(["What is HP?"], 5, "What is HP?") == ["What is HP?"]
 
 
 def test_cli_ask_method_diva(capsys, scripted, demo_index):
