@@ -81,7 +81,8 @@ class Terminal:
         """Show the options and read a valid choice (re-asking on a bad one)."""
         print(f"\n{request['prompt']}", file=self.out)
         for option in request["options"]:
-            print(f"  {option['option']}. {option['question']}  ({option['answer']})", file=self.out)
+            answer = option["answer"] if len(option["answer"]) <= 90 else option["answer"][:87] + "..."
+            print(f"  {option['option']}. {option['question']}  ({answer})", file=self.out)
         print("  0. all of them", file=self.out, flush=True)
         while True:
             reply = self.read("choose> ").strip()

@@ -18,19 +18,23 @@ ALL_CHOICES = ("0", "all", "any", "*")
 
 
 def clarification_options(interpretations: list[dict] | None, limit: int = 5) -> list[dict]:
-    """Numbered options (1..n) from the grounded interpretations, first occurrence kept."""
+    """Numbered options (1..n) from the grounded interpretations, exact repeats dropped.
+
+    Small models sometimes repeat the question verbatim for every reading, so an option is
+    told apart by its question and its answer together."""
     options: list[dict] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     for item in interpretations or []:
         question = str(item.get("question") or "").strip()
-        key = " ".join(question.casefold().split())
+        answer = str(item.get("answer") or "").strip()
+        key = (_normal(question), _normal(answer))
         if not question or not item.get("citations") or key in seen:
             continue
         seen.add(key)
         options.append({
             "option": len(options) + 1,
             "question": question,
-            "answer": str(item.get("answer") or "").strip(),
+            "answer": answer,
             "citations": [str(passage_id) for passage_id in item["citations"]],
         })
         if len(options) >= limit:
@@ -75,9 +79,13 @@ def resolve_choice(choice: Any, options: list[dict]) -> dict | None:
             return options[number - 1]
         raise InputError(f"option {number} does not exist; {_expected(options)}")
     for option in options:
-        if " ".join(option["question"].casefold().split()) == " ".join(text.casefold().split()):
-            return option
+        if _normal(option["question"]) == _normal(text):
+            return option  # the first option with that question, when a small model repeated it
     raise InputError(f"{text!r} is not one of the options; {_expected(options)}")
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.casefold().split())
 
 
 def _expected(options: list[dict]) -> str:
@@ -93,6 +101,7 @@ def focus_passages(option: dict, passages: list[dict]) -> list[dict]:
 def focus_guidance(option: dict) -> str:
     """Instructions for the answer after the person chose one interpretation."""
     return (
-        f'The user was asked what they meant and chose: "{option["question"]}". '
-        "Answer that question only, list just that one interpretation, and do not discuss other meanings."
+        f'The user was asked what they meant and chose: "{option["question"]}" (the reading whose short '
+        f'answer is "{option["answer"]}"). Answer that reading only, list just that one interpretation, '
+        "and do not discuss other meanings."
     )
