@@ -26,6 +26,10 @@ STAGES = {
 }
 
 
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 class Terminal:
     """Renders chat events; `read` is `input` (or a test's replacement)."""
 
@@ -75,14 +79,14 @@ class Terminal:
             note = f"interpretations found: {event['count']} ({event['grounded']} grounded)"
             self.note(note + (", asking which one you mean" if event["asking"] else ""))
         elif kind == "chosen":
-            self.note(f"focusing on: {event['option']['question']}")
+            option = event["option"]
+            self.note(f"focusing on option {option['option']}: {option['question']} ({_short(option['answer'], 60)})")
 
     def choose(self, request: dict) -> str:
         """Show the options and read a valid choice (re-asking on a bad one)."""
         print(f"\n{request['prompt']}", file=self.out)
         for option in request["options"]:
-            answer = option["answer"] if len(option["answer"]) <= 90 else option["answer"][:87] + "..."
-            print(f"  {option['option']}. {option['question']}  ({answer})", file=self.out)
+            print(f"  {option['option']}. {option['question']}  ({_short(option['answer'], 90)})", file=self.out)
         print("  0. all of them", file=self.out, flush=True)
         while True:
             reply = self.read("choose> ").strip()

@@ -84,6 +84,15 @@ def test_a_reply_naming_no_option_is_asked_again(session):
     assert events[-1]["result"]["decision"]["chosen_question"] == "What is hp, the unit?"
 
 
+def test_a_new_message_while_a_question_waits_starts_a_new_turn(session):
+    drain(session.send("What is HP?"))
+    events, tokens = drain(session.send("What is a jaguar?"))
+    assert events[-1]["event"] == "result" and tokens == json.loads(ONE_MEANING)["answer"]
+    assert events[-1]["result"]["decision"]["original_query"] == "What is a jaguar?"
+    assert session.pending() is None
+    assert [m.content for m in session.messages()][-2:] == ["What is a jaguar?", tokens]
+
+
 def test_clarify_off_streams_the_answer_covering_every_meaning(settings, scripted):
     session = ChatSession(InMemorySaver(), "t1", {**settings, "clarify": False})
     events, tokens = drain(session.send("What is HP?"))

@@ -33,7 +33,7 @@ def test_clarification_round_trip_in_the_terminal(chat):
     assert f"assistant> {json.loads(FOCUSED)['answer']}\n" in out
     assert out.count("assistant> ") == 1  # the held-back all-meanings answer was never printed
     assert "· retrieving passages" in err and "· interpretations found: 3 (2 grounded), asking" in err
-    assert "· focusing on: What is HP, the company?" in err
+    assert "· focusing on option 1: What is HP, the company? (Hewlett-Packard)" in err
     assert "usage: 2 LLM calls" in err and "route: classify_ambiguity > run_method" in err
     assert "thread demo (0 earlier messages)" in err
 
