@@ -197,6 +197,10 @@ def run_eval(config: EvalConfig) -> dict:
     responses = ResponseStore(root / "llm.sqlite")
     results = ResultStore(root / "results.sqlite")
     contexts = _method_contexts(config, register_cached_model(model, responses))
+    if not fixed:  # open the index once here: Chroma's first open is not safe from several threads
+        from agent.retrieval import get_retriever
+
+        get_retriever(next(iter(contexts.values()))).store.collection
     universe = "fixed" if fixed else _index_fingerprint(next(iter(contexts.values())).index_dir)
     hashes = {m: settings_hash(c, universe) for m, c in contexts.items()}
 
