@@ -16,7 +16,7 @@ from agent.errors import InputError
 QUIT = ("/quit", "/exit", ":q")
 STAGES = {
     "read_message": None,  # bookkeeping, not worth a line
-    "classify_ambiguity": "checking whether the message needs context",
+    "classify_ambiguity": "classifying ambiguity",  # the rewrite gate, and ADF's gate
     "rewrite_query": "rewriting the message from the conversation",
     "run_method": "answering with {method}",
     "retrieve": "retrieving passages",
@@ -71,6 +71,10 @@ class Terminal:
             label = STAGES.get(event["node"], event["node"].replace("_", " "))
             if label:
                 self.note(label.format(method=self.method))
+        elif kind == "ambiguity" and event["label"]:
+            verdict = ("rewriting it from the conversation" if event["rewrite"] else
+                       "nothing earlier to resolve it against" if event["skipped"] else "answered as written")
+            self.note(f"message is {event['label']}: {verdict}")
         elif kind == "rewrite":
             self.note(f"rewritten: {event['question']}")
         elif kind == "gate":

@@ -60,6 +60,14 @@ def chat_context(settings: dict[str, Any] | None = None):
     return context
 
 
+def detector_event(update: dict) -> dict:
+    """The rewrite gate's verdict, from the update of its `classify_ambiguity` node."""
+    decision = update.get("decision")
+    decision = getattr(decision, "value", decision) or {}  # the turn's first node overwrites `decision`
+    return {"event": "ambiguity", "label": decision.get("ambiguity"), "rewrite": bool(decision.get("needs_rewrite")),
+            "skipped": decision.get("rewrite_skipped")}
+
+
 class ChatSession:
     """One thread of the chat graph: each call streams events for one turn or one reply."""
 
@@ -91,8 +99,8 @@ class ChatSession:
         return self._run(Command(resume=choice))
 
     def _run(self, payload) -> Iterator[dict]:
-        """Custom events as they come; then {"event": "clarification", ...request} when the
-        graph paused, else {"event": "result", "result": ...} for the finished turn."""
+        """Custom events as they come (plus {"event": "ambiguity"} from the rewrite gate); then
+        {"event": "clarification", ...request} when the graph paused, else {"event": "result"}."""
         request = None
         for mode, chunk in self.graph.stream(payload, self.config, context=self.context,
                                              stream_mode=["custom", "updates"]):
@@ -100,6 +108,8 @@ class ChatSession:
                 yield chunk
             elif "__interrupt__" in chunk:
                 request = chunk["__interrupt__"][0].value
+            elif "classify_ambiguity" in chunk:
+                yield detector_event(chunk["classify_ambiguity"])
         if request is not None:
             yield {"event": "clarification", **request}
         else:

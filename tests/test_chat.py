@@ -134,6 +134,7 @@ def test_follow_up_is_rewritten_before_the_method_and_history_is_kept(session, s
     events, _ = drain(session.send("And the car?"))
     result = events[-1]["result"]
     assert {"event": "rewrite", "question": "What is a jaguar, the car?"} in events
+    assert {"event": "ambiguity", "label": "ambiguous", "rewrite": True, "skipped": None} in events
     assert result["decision"]["original_query"] == "And the car?"
     assert result["decision"]["query"] == "What is a jaguar, the car?"
     rewrite_prompt = next(c["text"] for c in scripted.calls if REWRITE_MARKER in c["text"])

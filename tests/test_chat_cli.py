@@ -32,6 +32,7 @@ def test_clarification_round_trip_in_the_terminal(chat):
     assert "option 9 does not exist" in out  # re-asked locally
     assert f"assistant> {json.loads(FOCUSED)['answer']}\n" in out
     assert out.count("assistant> ") == 1  # the held-back all-meanings answer was never printed
+    assert "· message is ambiguous: nothing earlier to resolve it against" in err
     assert "· retrieving passages" in err and "· interpretations found: 3 (2 grounded), asking" in err
     assert "· focusing on option 1: What is HP, the company? (Hewlett-Packard)" in err
     assert "usage: 2 LLM calls" in err and "route: classify_ambiguity > run_method" in err
