@@ -40,7 +40,8 @@ class Extraction(OrderedModel):
     interpretation: str | None = Field(
         default=None, max_length=300, description="the question made precise, answerable from the passage; null to abstain"
     )
-    answer: str | None = Field(default=None, max_length=200, description="a short answer from the passage; null to abstain")
+    # capped in the grammar on llama.cpp: small models otherwise copy whole sentences
+    answer: str | None = Field(default=None, max_length=120, description="a short answer from the passage; null to abstain")
 
 
 @dataclass
@@ -53,6 +54,7 @@ class Extracted:
     question: str = ""
     answer: str = ""
     reason: str = ""
+    sense: str = ""
 
     def pair(self) -> dict:
         return {"question": self.question, "answer": self.answer, "passage_id": self.passage_id, "rank": self.rank}
@@ -60,7 +62,7 @@ class Extracted:
     def summary(self) -> dict:
         summary = {"passage_id": self.passage_id, "status": self.status}
         if self.status == "extracted":
-            summary.update(question=self.question, answer=self.answer)
+            summary.update(question=self.question, answer=self.answer, sense=self.sense)
         elif self.reason:
             summary["reason"] = self.reason
         return summary
@@ -94,11 +96,11 @@ def extract_one(context: Context, question: str, passage: dict, rank: int) -> Ex
     )
     if reply is None:
         return Extracted("failed", passage["id"], rank, reason="model failed")
-    interpretation, answer = _clean(reply.interpretation), _clean(reply.answer)
+    interpretation, answer, sense = _clean(reply.interpretation), _clean(reply.answer), _clean(reply.sense)
     reason = abstention_reason(interpretation, answer)
     if reason:
         return Extracted("abstained", passage["id"], rank, reason=reason)
-    return Extracted("extracted", passage["id"], rank, name_sense(interpretation, question, _clean(reply.sense)), answer)
+    return Extracted("extracted", passage["id"], rank, name_sense(interpretation, question, sense), answer, sense=sense)
 
 
 def _words(text: str) -> str:

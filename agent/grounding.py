@@ -2,8 +2,9 @@
 
 Small local models rarely abstain, so a pair extracted from a passage that does not answer
 the question slips through. Two checks, chosen by a setting:
-- `overlap`: the share of the answer's content words (normalized, lightly stemmed) that occur
-  in the passage; free, and catches answers the model brought from its own knowledge.
+- `overlap`: the passage must mention at least one content word of the user's question, and
+  contain at least `threshold` of the answer's content words (normalized, lightly stemmed);
+  free, and catches pairs from off-topic passages and answers from the model's own knowledge.
 - `entailment`: one Yes/No call per pair to the same model ("does this passage alone give
   this answer to this question?"); costs a call per pair, catches wrong-question answers.
 """
@@ -60,6 +61,20 @@ def answer_support(answer: str, passage_text: str) -> float:
         return 0.0
     present = {_stem(w) for w in tokens(passage_text)}
     return len(wanted & present) / len(wanted)
+
+
+def passage_words(passage: dict) -> str:
+    return f"{passage.get('title', '')} {passage['text']}"
+
+
+def overlap_problem(question: str, answer: str, passage: dict, threshold: float) -> str:
+    """Why the overlap check rejects a pair ('' when it passes)."""
+    text = passage_words(passage)
+    if answer_support(question, text) == 0.0:
+        return "passage does not mention the question"
+    if answer_support(answer, text) < threshold:
+        return "answer not in passage"
+    return ""
 
 
 class Entailment(BaseModel):

@@ -3,7 +3,7 @@
 relax_query (one call, switchable) -> retrieve ONCE, top-20 (relevance feedback) ->
 extract_interpretation: one call per passage, in parallel, each returning an
 {interpretation, answer} answerable from that passage alone or abstaining (execution
-feedback) -> check_grounding (drops pairs whose answer the passage does not support) ->
+feedback) -> check_grounding (drops pairs the passage does not support) ->
 consolidate (HDBSCAN over embedded pairs; medoid per cluster; merged citations) ->
 synthesize_answer over the grounded interpretations, also listed as "related questions".
 LLM calls: 1 relax + k extractions + 1 synthesis (+ one per pair with entailment grounding).
@@ -19,7 +19,7 @@ from agent.consolidation import PRESETS, EmbeddingMode, PresetName, consolidate_
 from agent.context import _env_field
 from agent.errors import InputError
 from agent.extraction import Extracted, extract_one, related_questions
-from agent.grounding import GroundingMode, answer_support, entailed
+from agent.grounding import GroundingMode, entailed, overlap_problem
 from agent.llm import generate_structured
 from agent.models import PACKAGED
 from agent.nodes import answer_update, retrieve
@@ -78,7 +78,7 @@ def llm_concurrency(context: VERDICTContext) -> int:
 
 
 class VerdictState(RAGState, total=False):
-    """Working state: the extracted pairs ({question, answer, passage_id, rank, support})."""
+    """Working state: the extracted pairs ({question, answer, passage_id, rank})."""
 
     pairs: list[dict]  # written by extract_interpretation, then filtered by check_grounding
 
@@ -112,27 +112,26 @@ def extract_interpretation(state: VerdictState, runtime: Runtime[VERDICTContext]
 
 @tracked
 def check_grounding(state: VerdictState, runtime: Runtime[VERDICTContext]) -> dict:
-    """Drop pairs whose answer the passage does not support (small models rarely abstain)."""
+    """Drop pairs the passage does not support (small models rarely abstain)."""
     context = runtime.context
     by_id = {p["id"]: p for p in state.get("passages") or []}
-    pairs = [
-        {**pair, "support": round(answer_support(pair["answer"], by_id[pair["passage_id"]]["text"]), 3)}
-        for pair in state.get("pairs") or []
-    ]
-    unchecked = 0
+    pairs = state.get("pairs") or []
     if context.grounding == "overlap":
-        keep = [pair["support"] >= context.grounding_threshold for pair in pairs]
+        problems = [
+            overlap_problem(state["question"], pair["answer"], by_id[pair["passage_id"]], context.grounding_threshold)
+            for pair in pairs
+        ]
     elif context.grounding == "entailment":
         verdicts = map_concurrent(
             lambda pair: entailed(context, pair, by_id[pair["passage_id"]]), pairs, llm_concurrency(context)
-        )
-        unchecked = sum(verdict is None for verdict in verdicts)
-        keep = [verdict is not False for verdict in verdicts]  # a failed check keeps the pair
+        )  # a failed check (None) keeps the pair: the extraction itself came from that passage
+        problems = ["not entailed" if verdict is False else "" for verdict in verdicts]
     else:
-        keep = [True] * len(pairs)
-    dropped = [f"{pair['passage_id']}: {pair['question']} -> {pair['answer']}" for pair, ok in zip(pairs, keep) if not ok]
-    report = {"mode": context.grounding, "kept": sum(keep), "dropped": dropped, "unchecked": unchecked}
-    return {"pairs": [pair for pair, ok in zip(pairs, keep) if ok], "decision": {"grounding": report}}
+        problems = [""] * len(pairs)
+    dropped = [f"{pair['passage_id']}: {pair['question']} -> {pair['answer']} ({problem})"
+               for pair, problem in zip(pairs, problems) if problem]
+    report = {"mode": context.grounding, "kept": problems.count(""), "dropped": dropped}
+    return {"pairs": [pair for pair, problem in zip(pairs, problems) if not problem], "decision": {"grounding": report}}
 
 
 @tracked

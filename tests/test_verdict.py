@@ -60,16 +60,16 @@ def calls_with(scripted, marker) -> list[str]:
 
 def test_many_clusters_keep_one_medoid_each_with_the_citations_of_all_members(scripted, demo_index):
     script(scripted, extractor(SENSES))
-    result = api.ask("What is HP?", "verdict", context(demo_index))
+    # grounding off: most horsepower passages never write "hp", and overlap would drop them
+    result = api.ask("What is HP?", "verdict", context(demo_index, grounding="off"))
     assert result["route"] == ROUTE
     decision = result["decision"]
     assert decision["search_query"] == "HP" and len(decision["universe"]) == 20
     questions = {item["question"]: item for item in result["interpretations"]}
     assert set(questions) == {COMPANY[0], UNIT[0], GAMES[0]}
-    dropped = {line.split(":")[0] for line in decision["grounding"]["dropped"]}
     for key in ("Hewlett-Packard", "orsepower", "Hit points"):
         (question, answer) = SENSES[key]
-        expected = {p["passage_id"] for p in decision["pairs"] if p.get("question") == question} - dropped
+        expected = {p["passage_id"] for p in decision["pairs"] if p.get("question") == question}
         assert len(expected) >= 3 and set(questions[question]["citations"]) == expected
         assert questions[question]["answer"] == answer
     consolidation = decision["consolidation"]
@@ -104,7 +104,7 @@ def test_one_cluster_when_every_passage_gives_the_same_reading(scripted, demo_in
 
 
 def test_all_noise_keeps_every_pair_with_its_own_citation(scripted, demo_index):
-    readings = {"Hewlett-Packard products": COMPANY, "Brake horsepower": UNIT, "HP in Japanese": GAMES}
+    readings = {"Hewlett-Packard products": COMPANY, "Horsepower": UNIT, "HP in Japanese": GAMES}
     script(scripted, extractor(readings))
     result = api.ask("What is HP?", "verdict", context(demo_index))
     consolidation = result["decision"]["consolidation"]
@@ -140,17 +140,22 @@ def test_rule_breaking_replies_count_as_abstentions(scripted, demo_index):
     assert result["interpretations"] == []
 
 
-def test_overlap_grounding_drops_answers_the_passage_does_not_contain(scripted, demo_index):
-    senses = {**SENSES, "Hit points": ("What is HP in games?", "Harry Potter"), "Health points": GAMES}
+def test_overlap_grounding_drops_answers_and_passages_that_do_not_match(scripted, demo_index):
+    senses = {**SENSES, "Hit points": ("What is HP in games?", "Harry Potter")}
     script(scripted, extractor(senses))
     result = api.ask("What is HP?", "verdict", context(demo_index))
     grounding = result["decision"]["grounding"]
-    assert grounding["mode"] == "overlap" and grounding["dropped"]
-    assert all(line.endswith("-> Harry Potter") for line in grounding["dropped"])
-    assert "Harry Potter" not in {item["answer"] for item in result["interpretations"]}
+    assert grounding["mode"] == "overlap"
+    reasons = {line.split(": ")[0]: line.rsplit("(", 1)[1].rstrip(")") for line in grounding["dropped"]}
+    assert reasons["hp-hit-points-01"] == "answer not in passage"  # "Harry Potter" is not in it
+    # horsepower passages that never write "hp" do not show that HP can mean horsepower
+    assert reasons["hp-horsepower-03"] == "passage does not mention the question"
+    assert "hp-horsepower-01" not in reasons
+    kept = {item["answer"] for item in result["interpretations"]}
+    assert "Harry Potter" not in kept and "horsepower" not in kept  # one passage left: noise
     off = api.ask("What is HP?", "verdict", context(demo_index, grounding="off"))
     assert off["decision"]["grounding"]["dropped"] == []
-    assert off["decision"]["grounding"]["kept"] == result["decision"]["grounding"]["kept"] + len(grounding["dropped"])
+    assert off["decision"]["grounding"]["kept"] == grounding["kept"] + len(grounding["dropped"])
 
 
 def test_entailment_grounding_adds_one_call_per_pair_and_drops_the_noes(scripted, demo_index):
@@ -207,7 +212,7 @@ def test_failed_extractions_degrade_to_abstentions(scripted, demo_index):
         return "not json at all" if "orsepower" in title_of(messages) else extractor(SENSES)(messages)
 
     script(scripted, reply)
-    result = api.ask("What is HP?", "verdict", context(demo_index))
+    result = api.ask("What is HP?", "verdict", context(demo_index, grounding="off"))
     counts = result["decision"]["extraction"]
     assert counts["failed"] >= 3 and result["usage"]["malformed"] == 2 * counts["failed"]
     assert {item["question"] for item in result["interpretations"]} == {COMPANY[0], GAMES[0]}
@@ -223,7 +228,7 @@ def test_synthesis_off_returns_the_related_questions_without_a_call(scripted, de
 
 def test_synthesis_failure_falls_back_to_the_related_questions(scripted, demo_index):
     script(scripted, extractor(SENSES), synthesis="{broken")
-    result = api.ask("What is HP?", "verdict", context(demo_index))
+    result = api.ask("What is HP?", "verdict", context(demo_index, grounding="off"))
     assert result["answer"].startswith(NO_SUMMARY) and result["decision"]["synthesized"] is False
     assert len(result["interpretations"]) == 3 and result["decision"]["abstained"] is False
 
