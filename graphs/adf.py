@@ -11,6 +11,7 @@ passages, every cluster far from the question, or no sub-question written) and s
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -112,7 +113,7 @@ class ADFState(RAGState, total=False):
 
 class SubQuestion(OrderedModel):
     meaning: str = Field(max_length=150, description="the subject these passages share")
-    question: str = Field(max_length=250, description="the user's question asked about that subject only")
+    question: str = Field(max_length=160, description="the user's question asked about that subject only")
 
 
 @tracked
@@ -157,9 +158,23 @@ def write_sub_question(context: ADFContext, question: str, passages: list[dict])
     """One call: the question asked about the one subject a cluster's passages share."""
     reply = generate_structured(context, SubQuestion, "write_sub_question", question=question,
                                 passages=format_passages(passages, max_chars=350))
-    if reply is None or not reply.question.strip():
+    if reply is None:
         return None
-    return {"meaning": " ".join(reply.meaning.split()), "question": " ".join(reply.question.split())}
+    meaning = " ".join(reply.meaning.split()).strip(" .")
+    focused = focused_question(reply.question, question, meaning)
+    return {"meaning": meaning, "question": focused} if focused else None
+
+
+def focused_question(written: str, question: str, meaning: str) -> str:
+    """One question that names the reading: small models often repeat the user's question
+    first or loop ("What is HP? What is HP's ...?"); keep the first new sentence, else
+    qualify the user's question with the meaning."""
+    asked, written = " ".join(question.split()).lower(), " ".join(written.split())
+    for sentence in re.findall(r"[^?]*\?", written) or ([written.rstrip(".") + "?"] if written else []):
+        sentence = sentence.strip()
+        if len(sentence) > 3 and sentence.lower() != asked:
+            return sentence
+    return f"{question.strip().rstrip('?')} ({meaning})?" if meaning else ""
 
 
 def _fall_back(reason: str, **details) -> dict:
@@ -196,7 +211,8 @@ def decompose(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
         return _fall_back("the model wrote no usable sub-question", **details)
     emit({"event": "sub_questions", "questions": [s["question"] for s in sub_questions]})
     return {"sub_questions": sub_questions,
-            "decision": {**details, "sub_questions": [s["question"] for s in sub_questions]}}
+            "decision": {**details, "sub_questions": [s["question"] for s in sub_questions],
+                         "meanings": [s["meaning"] for s in sub_questions]}}
 
 
 def route_after_decompose(state: ADFState) -> Literal["write_hypothetical_document", "keep_top_passages"]:

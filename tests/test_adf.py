@@ -124,6 +124,16 @@ def test_pathway_overlap_is_shared_over_union():
     assert pathway_overlap([], [])["overlap"] == 0.0
 
 
+def test_focused_question_keeps_one_new_question():
+    from graphs.adf import focused_question
+
+    assert focused_question("What is HP? What is the unit of power?", "What is HP?", "horsepower") == \
+        "What is the unit of power?"
+    assert focused_question("What is HP?", "What is HP?", "hit points in games") == "What is HP (hit points in games)?"
+    assert focused_question("Who founded Hewlett-Packard", "Who came up with HP?", "") == "Who founded Hewlett-Packard?"
+    assert focused_question("", "What is HP?", "") == ""
+
+
 # --- the context ---------------------------------------------------------------------------
 
 def test_presets_explicit_thresholds_and_styles():
