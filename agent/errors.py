@@ -35,4 +35,8 @@ def validate_question(question: object) -> str:
         raise InputError(f"question is {len(text)} characters; the limit is {MAX_QUESTION_CHARS}")
     if "\x00" in text:
         raise InputError("question contains a NUL byte")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:  # invalid bytes in argv arrive as lone surrogates
+        raise InputError(f"question is not valid UTF-8 text (position {error.start})") from None
     return text

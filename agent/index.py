@@ -30,6 +30,9 @@ CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
+_CHROMA_LOCK = threading.Lock()  # chromadb's shared client registry is not safe to populate from two threads
+
+
 def _chroma_client(path: Path, url: str):
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     import chromadb
@@ -81,7 +84,7 @@ class IndexStore:
 
     @property
     def collection(self):
-        with self._lock:
+        with self._lock, _CHROMA_LOCK:
             if self._collection is None:
                 name = "disambig-" + hashlib.sha1(str(self.path.resolve()).encode()).hexdigest()[:12]
                 client = _chroma_client(self.path, self.chroma_url)

@@ -130,6 +130,8 @@ def parse_json_reply(text: str, schema: type[Schema]) -> Schema:
         data = json.loads(text[start:end + 1])
     except json.JSONDecodeError:
         data = _partial_object(text)  # cut off by the token limit: keep the complete part
+        if data == {}:  # garbage such as "not json {" would otherwise pass as an all-defaults answer
+            raise ValueError("the reply holds no complete JSON field")
     if not isinstance(data, dict):
         raise ValueError("the reply is not a JSON object")
     return schema.model_validate(data)

@@ -112,6 +112,9 @@ def _check_query(query: object) -> str:
     return query.strip()
 
 
+_OPENING = threading.Lock()
+
+
 @lru_cache(maxsize=8)
 def _retriever(index_dir: str, chroma_url: str, embedder: str) -> Retriever:
     return Retriever(IndexStore(index_dir, chroma_url, embedder))
@@ -133,4 +136,5 @@ def get_retriever(context: Context) -> Retriever:
     """The retriever for the context's index, opened once per process (or a registered one)."""
     if (registered := _registered.get(context.index_dir)) is not None:
         return registered
-    return _retriever(os.path.abspath(os.path.expanduser(context.index_dir)), context.chroma_url, context.embedding_model)
+    with _OPENING:  # concurrent first asks share one retriever instead of racing to open the index twice
+        return _retriever(os.path.abspath(os.path.expanduser(context.index_dir)), context.chroma_url, context.embedding_model)
