@@ -68,9 +68,14 @@ class BM25Index:
         counts = Counter(t for t in query_tokens if t in self.vocabulary)
         if not counts:
             return np.zeros(len(self.ids))
-        columns = [self.vocabulary[t] for t in counts]
-        weights = np.array(list(counts.values()), dtype=np.float64)
-        return np.asarray(self.weights[:, columns] @ weights).ravel()
+        # read each query term's column straight from the CSC arrays: no sparse slicing copies
+        matrix, rows, values = self.weights, [], []
+        for term, count in counts.items():
+            column = self.vocabulary[term]
+            start, end = matrix.indptr[column], matrix.indptr[column + 1]
+            rows.append(matrix.indices[start:end])
+            values.append(matrix.data[start:end] * count)
+        return np.bincount(np.concatenate(rows), weights=np.concatenate(values), minlength=len(self.ids))
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         """Top-k (id, score) for a query, best first; documents with no query term excluded."""
