@@ -6,12 +6,17 @@ supports is noise and is dropped, unless everything is noise (then there is no c
 prefer, and every pair is kept). Clustering is HDBSCAN from the `hdbscan` package on a
 precomputed cosine-distance matrix; tests check it against `hdbscan.HDBSCAN` with
 `metric="cosine"` on the raw vectors.
+
+Plain HDBSCAN never returns exactly one cluster (the root is not eligible), so a question
+with one reading, where every passage agrees, comes out as all noise. Only then a second
+pass allows a single cluster, limited to points within `single_cluster_epsilon` of each
+other, so that agreeing pairs become one interpretation while unrelated ones stay noise.
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -23,24 +28,30 @@ NOISE = -1
 
 @dataclass(frozen=True)
 class ClusterPreset:
-    """HDBSCAN parameters. `allow_single_cluster` lets a question with one meaning give one
-    interpretation (otherwise HDBSCAN finds zero or at least two clusters); with it, the
-    `cluster_selection_epsilon` (a cosine distance) bounds how far a lone cluster may spread
-    and merges clusters that split below it, so the conservative preset yields fewer."""
+    """HDBSCAN parameters (cosine distances). The conservative preset merges clusters that
+    split below `cluster_selection_epsilon` and accepts a looser lone cluster: fewer readings."""
 
     min_cluster_size: int = 2
     min_samples: int = 2
     cluster_selection_method: str = "eom"
-    allow_single_cluster: bool = True
     cluster_selection_epsilon: float = 0.0
+    single_cluster_epsilon: float = 0.2  # second pass, only when the first finds nothing but noise
 
     def hdbscan_parameters(self) -> dict:
-        return asdict(self)
+        return {
+            "min_cluster_size": self.min_cluster_size, "min_samples": self.min_samples,
+            "cluster_selection_method": self.cluster_selection_method,
+            "cluster_selection_epsilon": self.cluster_selection_epsilon,
+        }
+
+    def single_cluster_parameters(self) -> dict:
+        return {**self.hdbscan_parameters(), "allow_single_cluster": True,
+                "cluster_selection_epsilon": self.single_cluster_epsilon}
 
 
 PRESETS: dict[str, ClusterPreset] = {
-    "default": ClusterPreset(cluster_selection_epsilon=0.2),
-    "conservative": ClusterPreset(cluster_selection_epsilon=0.4),
+    "default": ClusterPreset(),
+    "conservative": ClusterPreset(cluster_selection_epsilon=0.3, single_cluster_epsilon=0.3),
 }
 
 
@@ -70,17 +81,26 @@ def cosine_distances(vectors: np.ndarray) -> np.ndarray:
     return distances
 
 
-def cluster_labels(vectors: np.ndarray, parameters: ClusterPreset) -> np.ndarray:
-    """HDBSCAN labels per vector (-1 = noise). Fewer than two points cannot form a cluster."""
-    count = len(vectors)
-    if count < max(2, parameters.min_cluster_size):
-        return np.full(count, NOISE, dtype=int)
+def _hdbscan(distances: np.ndarray, parameters: dict) -> np.ndarray:
     import hdbscan
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tiny inputs make hdbscan warn about min_samples
-        clusterer = hdbscan.HDBSCAN(metric="precomputed", **parameters.hdbscan_parameters())
-        return np.asarray(clusterer.fit(cosine_distances(vectors)).labels_, dtype=int)
+        clusterer = hdbscan.HDBSCAN(metric="precomputed", **parameters)
+        return np.asarray(clusterer.fit(distances).labels_, dtype=int)
+
+
+def cluster_labels(vectors: np.ndarray, parameters: ClusterPreset) -> tuple[np.ndarray, bool]:
+    """(HDBSCAN labels per vector with -1 = noise, whether the single-cluster pass decided).
+    Fewer than two points cannot form a cluster."""
+    count = len(vectors)
+    if count < max(2, parameters.min_cluster_size):
+        return np.full(count, NOISE, dtype=int), False
+    distances = cosine_distances(vectors)
+    labels = _hdbscan(distances, parameters.hdbscan_parameters())
+    if np.all(labels == NOISE):
+        return _hdbscan(distances, parameters.single_cluster_parameters()), True
+    return labels, False
 
 
 def medoid(vectors: np.ndarray, members: list[int]) -> int:
@@ -103,8 +123,8 @@ def consolidate_pairs(pairs: list[dict], vectors: np.ndarray, parameters: Cluste
     citations of all its members (the medoid's passage first, then by retrieval rank); the
     biggest clusters come first. Pairs carry `question`, `answer`, `passage_id`, `rank`."""
     if not pairs:
-        return [], {"clusters": 0, "noise": 0, "all_noise": False, "cluster_sizes": []}
-    labels = cluster_labels(vectors, parameters)
+        return [], {"clusters": 0, "noise": 0, "all_noise": False, "single_cluster_pass": False, "cluster_sizes": []}
+    labels, single_pass = cluster_labels(vectors, parameters)
     groups, all_noise = groups_from_labels(labels)
     groups.sort(key=lambda members: (-len(members), min(pairs[i]["rank"] for i in members)))
     interpretations = []
@@ -119,6 +139,7 @@ def consolidate_pairs(pairs: list[dict], vectors: np.ndarray, parameters: Cluste
         "clusters": 0 if all_noise else len(groups),
         "noise": int(np.sum(labels == NOISE)),
         "all_noise": all_noise,
+        "single_cluster_pass": single_pass,
         "cluster_sizes": [len(members) for members in groups],
         "labels": [int(label) for label in labels],
     }

@@ -20,35 +20,58 @@ def blobs(seed: int, centers: int, per_center: int, outliers: int, spread: float
     rng = np.random.default_rng(seed)
     directions = rng.normal(size=(centers, 24))
     points = [d + spread * np.linalg.norm(d) * rng.normal(size=(per_center, 24)) / np.sqrt(24) for d in directions]
-    points.append(rng.normal(size=(outliers, 24)))
+    points.append(rng.normal(size=(outliers, 24)).reshape(outliers, 24))
     vectors = np.vstack(points)
     return vectors * rng.uniform(0.5, 3.0, size=(len(vectors), 1))
 
 
+def reference_labels(vectors: np.ndarray, parameters) -> np.ndarray:
+    """hdbscan.HDBSCAN on the raw vectors with metric="cosine": the same parameters, then the
+    single-cluster parameters when the first pass finds only noise."""
+    labels = hdbscan.HDBSCAN(metric="cosine", algorithm="generic", **parameters.hdbscan_parameters()).fit(vectors).labels_
+    if np.all(labels == -1):
+        labels = hdbscan.HDBSCAN(
+            metric="cosine", algorithm="generic", **parameters.single_cluster_parameters()).fit(vectors).labels_
+    return labels
+
+
 @pytest.mark.parametrize("preset_name", sorted(PRESETS))
 @pytest.mark.parametrize("seed,centers,per_center,outliers", [
-    (0, 3, 4, 2), (1, 2, 6, 3), (2, 4, 3, 1), (3, 1, 7, 2), (4, 5, 2, 4), (5, 3, 5, 0),
+    (0, 3, 4, 2), (1, 2, 6, 3), (2, 4, 3, 1), (3, 1, 7, 2), (4, 5, 2, 4), (5, 3, 5, 0), (6, 1, 5, 0), (7, 0, 0, 5),
 ])
 def test_clusters_equal_hdbscan_with_the_same_parameters(preset_name, seed, centers, per_center, outliers):
     vectors = blobs(seed, centers, per_center, outliers)
     parameters = PRESETS[preset_name]
-    reference = hdbscan.HDBSCAN(metric="cosine", algorithm="generic", **parameters.hdbscan_parameters())
-    expected = reference.fit(vectors).labels_
-    ours = cluster_labels(vectors, parameters)
+    expected = reference_labels(vectors, parameters)
+    ours, _ = cluster_labels(vectors, parameters)
     assert partition(ours) == partition(expected)
     assert np.array_equal(ours == -1, expected == -1)
+
+
+def test_first_pass_is_plain_hdbscan_and_the_second_runs_only_on_all_noise():
+    several = blobs(0, 3, 4, 2)
+    labels, single_pass = cluster_labels(several, PRESETS["default"])
+    plain = hdbscan.HDBSCAN(min_cluster_size=2, min_samples=2, metric="cosine", algorithm="generic").fit(several)
+    assert not single_pass and partition(labels) == partition(plain.labels_) and len(partition(labels)) == 3
+    one = blobs(6, 1, 5, 0)
+    assert np.all(hdbscan.HDBSCAN(min_cluster_size=2, min_samples=2, metric="cosine", algorithm="generic")
+                  .fit(one).labels_ == -1)  # plain HDBSCAN cannot return one cluster
+    labels, single_pass = cluster_labels(one, PRESETS["default"])
+    assert single_pass and partition(labels) == {frozenset(range(5))}
 
 
 def test_presets_fix_the_papers_minimums_and_conservative_merges_more():
     for parameters in PRESETS.values():
         assert parameters.min_cluster_size == 2 and parameters.min_samples == 2
     assert PRESETS["conservative"].cluster_selection_epsilon > PRESETS["default"].cluster_selection_epsilon
-    # two groups 0.3 apart in cosine distance: distinct by default, merged when conservative
-    angle = np.arccos(0.7)
-    base = [0.0, angle]
-    vectors = np.array([[np.cos(a + d), np.sin(a + d)] for a in base for d in (-0.02, 0.0, 0.02)])
-    assert len(partition(cluster_labels(vectors, PRESETS["default"]))) == 2
-    assert len(partition(cluster_labels(vectors, PRESETS["conservative"]))) == 1
+    assert PRESETS["conservative"].single_cluster_epsilon > PRESETS["default"].single_cluster_epsilon
+    # two far-apart readings, each split into two sub-readings 0.235 apart in cosine distance:
+    # four clusters by default, the sub-readings merged (two clusters) when conservative
+    angles = [top + sub + jitter for top in (0.0, 1.6) for sub in (0.0, 0.7) for jitter in (-0.03, 0.0, 0.03)]
+    vectors = np.array([[np.cos(a), np.sin(a)] for a in angles])
+    sub_readings = {frozenset(range(i, i + 3)) for i in (0, 3, 6, 9)}
+    assert partition(cluster_labels(vectors, PRESETS["default"])[0]) == sub_readings
+    assert partition(cluster_labels(vectors, PRESETS["conservative"])[0]) == {frozenset(range(6)), frozenset(range(6, 12))}
 
 
 def test_cosine_distances_are_symmetric_zero_diagonal_and_scale_free():
@@ -82,14 +105,14 @@ def test_citations_of_every_pair_merge_into_the_cluster_medoid():
              pair("unit a", "p4", 3), pair("unit b", "p5", 4), pair("stray", "p6", 5), pair("unit c", "p7", 6)]
     labels = np.array([0, 0, 0, 1, 1, -1, 1])
     parameters = PRESETS["default"]
-    assert partition(cluster_labels(vectors, parameters)) == partition(labels)
+    assert partition(cluster_labels(vectors, parameters)[0]) == partition(labels)
     interpretations, report = consolidate_pairs(pairs, vectors, parameters)
     assert [item["question"] for item in interpretations] == ["company b", "unit b"]
     # medoid's own passage first, then the others by retrieval rank; the noise pair is dropped
     assert interpretations[0]["citations"] == ["p2", "p1", "p3"]
     assert interpretations[1]["citations"] == ["p5", "p4", "p7"]
     assert report["clusters"] == 2 and report["noise"] == 1 and report["cluster_sizes"] == [3, 3]
-    assert not report["all_noise"]
+    assert not report["all_noise"] and not report["single_cluster_pass"]
 
 
 def test_everything_noise_keeps_every_pair_with_its_own_citation():
@@ -103,18 +126,19 @@ def test_everything_noise_keeps_every_pair_with_its_own_citation():
 
 def test_one_tight_group_is_one_cluster_and_far_points_are_noise():
     vectors = np.array([[1.0, 0.0, 0.0], [0.99, 0.1, 0.0], [0.98, 0.0, 0.1], [0.97, 0.1, 0.1], [0.0, 0.0, 1.0]])
-    labels = cluster_labels(vectors, PRESETS["default"])
-    assert partition(labels) == {frozenset({0, 1, 2, 3})} and labels[4] == -1
+    labels, single_pass = cluster_labels(vectors, PRESETS["default"])
+    assert single_pass and partition(labels) == {frozenset({0, 1, 2, 3})} and labels[4] == -1
 
 
 @pytest.mark.parametrize("count", [0, 1])
 def test_fewer_than_two_pairs_are_noise_without_calling_hdbscan(count):
-    assert cluster_labels(np.ones((count, 3)), PRESETS["default"]).tolist() == [-1] * count
+    labels, single_pass = cluster_labels(np.ones((count, 3)), PRESETS["default"])
+    assert labels.tolist() == [-1] * count and not single_pass
 
 
 def test_two_identical_pairs_form_one_cluster_two_different_stay_apart():
-    assert partition(cluster_labels(np.array([[1.0, 0.0], [1.0, 0.0]]), PRESETS["default"])) == {frozenset({0, 1})}
-    assert partition(cluster_labels(np.array([[1.0, 0.0], [0.0, 1.0]]), PRESETS["default"])) == set()
+    assert partition(cluster_labels(np.array([[1.0, 0.0], [1.0, 0.0]]), PRESETS["default"])[0]) == {frozenset({0, 1})}
+    assert partition(cluster_labels(np.array([[1.0, 0.0], [0.0, 1.0]]), PRESETS["default"])[0]) == set()
 
 
 def test_groups_from_labels_and_pair_text_modes():
@@ -134,8 +158,11 @@ def test_unknown_preset_is_an_input_error():
 
 
 def test_preset_parameters_are_the_ones_passed_to_hdbscan():
-    parameters = ClusterPreset(cluster_selection_epsilon=0.1)
+    parameters = ClusterPreset(cluster_selection_epsilon=0.1, single_cluster_epsilon=0.25)
     assert parameters.hdbscan_parameters() == {
-        "min_cluster_size": 2, "min_samples": 2, "cluster_selection_method": "eom",
-        "allow_single_cluster": True, "cluster_selection_epsilon": 0.1,
+        "min_cluster_size": 2, "min_samples": 2, "cluster_selection_method": "eom", "cluster_selection_epsilon": 0.1,
+    }
+    assert parameters.single_cluster_parameters() == {
+        "min_cluster_size": 2, "min_samples": 2, "cluster_selection_method": "eom", "cluster_selection_epsilon": 0.25,
+        "allow_single_cluster": True,
     }

@@ -74,6 +74,7 @@ def test_many_clusters_keep_one_medoid_each_with_the_citations_of_all_members(sc
         assert questions[question]["answer"] == answer
     consolidation = decision["consolidation"]
     assert consolidation["clusters"] == 3 and consolidation["noise"] == 0 and not consolidation["all_noise"]
+    assert not consolidation["single_cluster_pass"]
     # the output passages are exactly the cited ones, numbered as in the related questions
     cited = [i for item in result["interpretations"] for i in item["citations"]]
     assert [p["id"] for p in result["passages"]] == list(dict.fromkeys(cited))
@@ -100,7 +101,9 @@ def test_one_cluster_when_every_passage_gives_the_same_reading(scripted, demo_in
     (only,) = result["interpretations"]
     extracted = [p["passage_id"] for p in result["decision"]["pairs"] if p["status"] == "extracted"]
     assert len(extracted) >= 3 and set(only["citations"]) == set(extracted)
-    assert result["decision"]["consolidation"]["clusters"] == 1
+    consolidation = result["decision"]["consolidation"]
+    # plain HDBSCAN finds only noise here; the single-cluster pass makes it one reading
+    assert consolidation["clusters"] == 1 and consolidation["single_cluster_pass"] and consolidation["noise"] == 0
 
 
 def test_all_noise_keeps_every_pair_with_its_own_citation(scripted, demo_index):
