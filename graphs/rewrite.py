@@ -113,6 +113,8 @@ def classify_ambiguity(state: RewriteState, runtime: Runtime[RewriteContext]) ->
     """Record the user's message and decide whether it needs a rewrite before answering."""
     context = runtime.context
     question = validate_question(state["question"])
+    if context.rewrite_mode not in ("never", "always", "guided"):
+        raise InputError(f"rewrite_mode must be never, always or guided, not {context.rewrite_mode!r}")
     history = earlier_turns(state.get("messages"), question, context.history_turns)
     decision: dict = {"original_query": question, "rewrite_mode": context.rewrite_mode, "ambiguity": None,
                       "rewrite": None, "rewritten": False, "downstream": context.downstream}

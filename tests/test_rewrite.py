@@ -119,9 +119,11 @@ def test_streaming_relays_the_rewrite_and_the_downstream_events(conversation, sc
     assert "".join(e["text"] for e in events if e["event"] == "token") == f"Answer to: {REWRITE}"
 
 
-def test_unknown_downstream_is_an_input_error(conversation):
+def test_unknown_downstream_or_mode_is_an_input_error(conversation):
     with pytest.raises(InputError, match="cannot be its own downstream"):
         conversation(TURNS[0], downstream="rewrite")
+    with pytest.raises(InputError, match="rewrite_mode must be never, always or guided"):
+        conversation(TURNS[0], rewrite_mode="sometimes")
 
 
 def test_history_keeps_the_last_five_exchanges_before_the_current_message():
