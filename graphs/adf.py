@@ -105,14 +105,14 @@ class ADFState(RAGState, total=False):
     coherence: dict  # {variance, separability, passages}
     gate: Gate
     path: Literal["decompose", "direct"]
-    sub_questions: list[dict]  # {meaning, question, passage_ids, cosine}
+    sub_questions: list[dict]  # {subject, question, passage_ids, cosine}
     hypothetical_documents: list[str]  # aligned with sub_questions; "" when the model failed
     pathways: list[dict]  # per sub-question: {question, sparse: [ids], dense: [ids], shared, unique, overlap}
     candidates: dict[str, Passage]  # every passage a pathway found, by id
 
 
 class SubQuestion(OrderedModel):
-    meaning: str = Field(max_length=150, description="the subject these passages share")
+    subject: str = Field(max_length=120, description="the subject these passages share")
     question: str = Field(max_length=160, description="the user's question asked about that subject only")
 
 
@@ -160,21 +160,23 @@ def write_sub_question(context: ADFContext, question: str, passages: list[dict])
                                 passages=format_passages(passages, max_chars=350))
     if reply is None:
         return None
-    meaning = " ".join(reply.meaning.split()).strip(" .")
-    focused = focused_question(reply.question, question, meaning)
-    return {"meaning": meaning, "question": focused} if focused else None
+    subject = " ".join(reply.subject.split()).strip(" .")
+    if not subject or subject.lower() in question.lower():  # the model echoed the unclear word
+        subject = passages[0].get("title") or subject  # the cluster's best-ranked passage names it
+    focused = focused_question(reply.question, question, subject)
+    return {"subject": subject, "question": focused} if focused else None
 
 
-def focused_question(written: str, question: str, meaning: str) -> str:
+def focused_question(written: str, question: str, subject: str) -> str:
     """One question that names the reading: small models often repeat the user's question
     first or loop ("What is HP? What is HP's ...?"); keep the first new sentence, else
-    qualify the user's question with the meaning."""
+    qualify the user's question with the subject."""
     asked, written = " ".join(question.split()).lower(), " ".join(written.split())
-    for sentence in re.findall(r"[^?]*\?", written) or ([written.rstrip(".") + "?"] if written else []):
+    for sentence in re.findall(r"[^?]*\?", written):  # no question mark: the model answered instead
         sentence = sentence.strip()
         if len(sentence) > 3 and sentence.lower() != asked:
             return sentence
-    return f"{question.strip().rstrip('?')} ({meaning})?" if meaning else ""
+    return f"{question.strip().rstrip('?')} ({subject})?" if subject else ""
 
 
 def _fall_back(reason: str, **details) -> dict:
@@ -212,7 +214,7 @@ def decompose(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
     emit({"event": "sub_questions", "questions": [s["question"] for s in sub_questions]})
     return {"sub_questions": sub_questions,
             "decision": {**details, "sub_questions": [s["question"] for s in sub_questions],
-                         "meanings": [s["meaning"] for s in sub_questions]}}
+                         "subjects": [s["subject"] for s in sub_questions]}}
 
 
 def route_after_decompose(state: ADFState) -> Literal["write_hypothetical_document", "keep_top_passages"]:
@@ -269,7 +271,7 @@ def fuse_rankings(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
     rankings = [ranking for p in state.get("pathways") or [] for ranking in (p["sparse"], p["dense"])]
     fused = reciprocal_rank_fusion(rankings)[:runtime.context.k]
     candidates = state.get("candidates") or {}
-    lines = "\n".join(f"- {s['question']}" for s in state.get("sub_questions") or [])
+    lines = "\n".join(f"- {s['subject']}: {s['question']}" for s in state.get("sub_questions") or [])
     return {"passages": [{**candidates[i], "score": round(score, 6)} for i, score in fused],
             "guidance": f"The question can mean different things; the documents suggest these readings:\n{lines}"}
 

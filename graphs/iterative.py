@@ -60,9 +60,8 @@ def progress_score(quality: float, novelty: float) -> float:
 
 def novelty(round_ids: list[str], pool_ids: list[str]) -> float:
     """Share of this round's passages that the pool did not hold yet."""
-    if not round_ids:
-        return 0.0
-    return sum(i not in set(pool_ids) for i in round_ids) / len(round_ids)
+    known = set(pool_ids)
+    return sum(i not in known for i in round_ids) / len(round_ids) if round_ids else 0.0
 
 
 def normalized_query(text: str) -> str:

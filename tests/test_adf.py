@@ -43,7 +43,7 @@ def sub_question_for(messages) -> str:
     text = "\n".join(str(m.content) for m in messages)
     group = text.split(SUB_MARKER)[-1]
     title = re.search(r"\[1\] ([^:]+):", group).group(1)
-    return json.dumps({"meaning": title, "question": f"What is {title}?"})
+    return json.dumps({"subject": title, "question": f"What is {title}?"})
 
 
 def hyde_for(messages) -> str:
@@ -130,7 +130,8 @@ def test_focused_question_keeps_one_new_question():
     assert focused_question("What is HP? What is the unit of power?", "What is HP?", "horsepower") == \
         "What is the unit of power?"
     assert focused_question("What is HP?", "What is HP?", "hit points in games") == "What is HP (hit points in games)?"
-    assert focused_question("Who founded Hewlett-Packard", "Who came up with HP?", "") == "Who founded Hewlett-Packard?"
+    assert focused_question("It is a unit of power devised by James Watt", "What is HP?", "horsepower") == \
+        "What is HP (horsepower)?"  # an answer, not a question
     assert focused_question("", "What is HP?", "") == ""
 
 
@@ -196,6 +197,16 @@ def test_each_sub_question_call_sees_exactly_its_cluster(scripted, demo_index):
     seen = sorted(tuple(re.findall(r"^\[\d+\] ([^:\n]+):", text.split(SUB_MARKER)[-1], re.M))
                   for text in calls_with(scripted, SUB_MARKER))
     assert seen == sorted(tuple(titles[i] for i in c["passage_ids"]) for c in kept)
+
+
+def test_an_echoed_subject_is_replaced_by_the_clusters_top_title(scripted, demo_index):
+    script(scripted, sub=json.dumps({"subject": "HP", "question": "What is HP?"}))
+    result = api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0))
+    retriever = get_retriever(Context(index_dir=demo_index))
+    titles = {p["id"]: p["title"] for p in retriever.search("What is HP?", "hybrid", 10)}
+    kept = [c for c in result["decision"]["clusters"] if c["kept"]]
+    expected = list(dict.fromkeys(f"What is HP ({titles[c['passage_ids'][0]]})?" for c in kept))
+    assert result["decision"]["sub_questions"] == expected
 
 
 def test_uncertain_gate_decomposes_by_default(scripted, demo_index):
