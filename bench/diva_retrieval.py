@@ -102,7 +102,10 @@ def evaluate(retriever: Retriever, rows: list[dict], mode: str, readings: dict[s
 
 
 def recovered(plain: float, model: float, oracle: float) -> str:
-    return f"{(model - plain) / (oracle - plain):.0%}" if abs(oracle - plain) > 1e-9 else "n/a (no oracle gain)"
+    """The model's gain over plain as a share of the oracle's; undefined unless the oracle gains."""
+    if oracle - plain <= 1e-9:
+        return f"n/a (oracle gain {oracle - plain:+.3f}; model {model - plain:+.3f})"
+    return f"{(model - plain) / (oracle - plain):.0%} (model {model - plain:+.3f} of oracle {oracle - plain:+.3f})"
 
 
 def main(argv: list[str] | None = None) -> int:
