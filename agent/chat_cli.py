@@ -123,10 +123,10 @@ def run_turn(session, terminal: Terminal, events) -> None:
 
 def chat_settings(args) -> dict:
     """ChatContext overrides from `--set NAME=VALUE` and the named flags (flags win)."""
-    from agent.cli import _parse_settings
+    from agent.cli import parse_settings
     from graphs.chat import ChatContext
 
-    settings = _parse_settings(args.set or [], ChatContext)
+    settings = parse_settings(args.set or [], ChatContext)
     flags = {"index_dir": args.index, "chroma_url": args.chroma_url, "model": args.model, "retrieval_mode": args.mode,
              "k": args.k, "downstream": args.method, "clarify": False if args.no_clarify else None}
     settings.update({name: value for name, value in flags.items() if value is not None})

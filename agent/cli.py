@@ -22,7 +22,7 @@ def demo_corpus_path() -> str:
     return str(resources.files("agent").joinpath("data", DEMO_CORPUS))
 
 
-def _parse_settings(pairs: list[str], schema) -> dict[str, Any]:
+def parse_settings(pairs: list[str], schema) -> dict[str, Any]:
     """`--set name=value` pairs, cast to the type of each field's default."""
     defaults = {f.name: f for f in fields(schema)}
     settings: dict[str, Any] = {}
@@ -116,7 +116,7 @@ def cmd_ask(args) -> int:
     from agent.methods import load_method
 
     schema = load_method(args.method).builder.context_schema
-    overrides = _parse_settings(args.set or [], schema)
+    overrides = parse_settings(args.set or [], schema)
     flags = {"index_dir": args.index, "chroma_url": args.chroma_url, "model": args.model,
              "retrieval_mode": args.mode, "k": args.k}
     overrides.update({name: value for name, value in flags.items() if value is not None})

@@ -16,6 +16,7 @@ from pydantic import Field
 
 from agent.context import Context
 from agent.llm import generate_structured
+from agent.prompts import format_single_passage
 from agent.schemas import OrderedModel
 
 MAX_PASSAGE_CHARS = 1200
@@ -84,9 +85,7 @@ def abstention_reason(question: str, answer: str) -> str:
 
 
 def passage_block(passage: dict) -> str:
-    title = passage.get("title") or ""
-    text = passage["text"][:MAX_PASSAGE_CHARS]
-    return f"{title}: {text}" if title else text
+    return format_single_passage(passage, MAX_PASSAGE_CHARS)
 
 
 def extract_one(context: Context, question: str, passage: dict, rank: int) -> Extracted:

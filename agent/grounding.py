@@ -19,6 +19,7 @@ from pydantic import BaseModel, field_validator
 
 from agent.context import Context
 from agent.llm import generate_structured
+from agent.prompts import format_single_passage
 
 GroundingMode = Literal["overlap", "entailment", "off"]
 
@@ -92,6 +93,6 @@ def entailed(context: Context, pair: dict, passage: dict) -> bool | None:
     """The model's Yes/No on whether the passage alone answers the pair; None on failure."""
     reply = generate_structured(
         context, Entailment, "check_grounding",
-        question=pair["question"], answer=pair["answer"], passage=f"{passage.get('title', '')}: {passage['text']}",
+        question=pair["question"], answer=pair["answer"], passage=format_single_passage(passage),
     )
     return None if reply is None else reply.supported == "Yes"

@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 from agent.context import Context
 from agent.errors import validate_question
 from agent.llm import generate_structured
-from agent.prompts import cited_ids, format_passages
+from agent.prompts import cited_ids, format_passages, keep_valid_citations
 from agent.retrieval import get_retriever
 from agent.schemas import Synthesis
 from agent.state import RAGState
@@ -65,4 +65,5 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context]) -> dict:
     )
     if synthesis is None:
         return answer_update(MODEL_FAILED, [], abstained=True)
-    return answer_update(synthesis.answer.strip(), interpretations_from(synthesis, passages), abstained=False)
+    answer = keep_valid_citations(synthesis.answer.strip(), passages)
+    return answer_update(answer, interpretations_from(synthesis, passages), abstained=False)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from importlib import resources
 from string import Template
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from agent.usage import record
 
 SEPARATOR = "\n---\n"
 
@@ -29,24 +32,76 @@ def render(name: str, **values: object) -> list[BaseMessage]:
     return messages
 
 
+OPEN_DATA, CLOSE_DATA = "<documents>", "</documents>"
+_DATA_TAG = re.compile(r"</?\s*documents\s*>", re.IGNORECASE)
+_MARKER = re.compile(r"\[(\s*\d+(?:\s*,\s*\d+)*\s*)\]")
+_SPACE = re.compile(r"\s+")
+
+
+def as_data(text: str) -> str:
+    """Passage text made inert inside the data section: one line (no fake passages or
+    "System:" lines), no section tags (no way out of it), and "[n]" written "(n)" so a
+    planted marker cannot pass for one of our passage numbers."""
+    text = _DATA_TAG.sub(" ", text)
+    text = _MARKER.sub(lambda m: f"({m.group(1).strip()})", text)
+    return _SPACE.sub(" ", text).strip()
+
+
+def format_passage(passage: dict, max_chars: int = 900) -> str:
+    """One passage as `title: text`, made inert (see `as_data`)."""
+    title, text = as_data(passage.get("title") or ""), as_data(passage["text"])[:max_chars]
+    return f"{title}: {text}" if title else text
+
+
 def format_passages(passages: list[dict], max_chars: int = 900) -> str:
-    """Passages as the evidence block every prompt uses: `[n] title: text`, numbered from 1.
+    """Passages as the evidence block every prompt uses: `[n] title: text`, numbered from 1,
+    inside <documents> tags that the prompts declare to be data, never instructions.
 
     Small models copy short numbers far more reliably than passage ids; `cited_ids` maps back.
     """
-    return "\n\n".join(
-        f"[{number}] {p.get('title', '')}: {p['text'][:max_chars]}" for number, p in enumerate(passages, 1)
-    )
+    lines = "\n\n".join(f"[{number}] {format_passage(p, max_chars)}" for number, p in enumerate(passages, 1))
+    return f"{OPEN_DATA}\n{lines}\n{CLOSE_DATA}"
+
+
+def format_single_passage(passage: dict, max_chars: int = 900) -> str:
+    """One passage in its own data section, for the prompts that read a passage at a time."""
+    return f"{OPEN_DATA}\n{format_passage(passage, max_chars)}\n{CLOSE_DATA}"
 
 
 def cited_ids(numbers: list, passages: list[dict]) -> list[str]:
-    """Passage ids for the 1-based numbers a model cited, ignoring numbers out of range."""
+    """Passage ids for the 1-based numbers a model cited. A number that names no passage
+    (an invented citation) is dropped and counted in usage as `invalid_citations`."""
     ids: list[str] = []
+    invalid = 0
     for number in numbers:
         try:
             index = int(str(number).strip("[] ")) - 1
         except ValueError:
+            invalid += 1
             continue
-        if 0 <= index < len(passages) and passages[index]["id"] not in ids:
+        if not 0 <= index < len(passages):
+            invalid += 1
+        elif passages[index]["id"] not in ids:
             ids.append(passages[index]["id"])
+    if invalid:
+        record(invalid_citations=invalid)
     return ids
+
+
+def keep_valid_citations(answer: str, passages: list[dict]) -> str:
+    """The answer with every inline marker `[n]` (or `[n, m]`) that names no passage removed,
+    each removed number counted in usage as `invalid_citations`."""
+    invalid = 0
+
+    def check(match: re.Match) -> str:
+        nonlocal invalid
+        numbers = [int(n) for n in match.group(1).split(",")]
+        valid = [n for n in numbers if 1 <= n <= len(passages)]
+        invalid += len(numbers) - len(valid)
+        return f"[{', '.join(map(str, valid))}]" if valid else ""
+
+    cleaned = _MARKER.sub(check, answer)
+    if invalid:
+        record(invalid_citations=invalid)
+        cleaned = re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", cleaned))
+    return cleaned

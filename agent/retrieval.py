@@ -63,11 +63,14 @@ class Retriever:
         found = self.store.collection.query(
             query_embeddings=vectors, n_results=k, include=["documents", "metadatas", "distances"]
         )
+        # a vector is written before its SQLite row: only committed passages are visible, so a
+        # query during an ingest sees each passage either not yet or completely
+        committed = self.store.existing_ids(sorted({i for ids in found["ids"] for i in ids}))
         return [
             [
                 {"id": i, "title": meta.get("title", ""), "text": doc, "source": meta.get("source", ""),
                  "score": round(1.0 - float(distance), 6)}
-                for i, doc, meta, distance in zip(ids, docs, metas, distances)
+                for i, doc, meta, distance in zip(ids, docs, metas, distances) if i in committed
             ]
             for ids, docs, metas, distances in zip(
                 found["ids"], found["documents"], found["metadatas"], found["distances"]

@@ -23,6 +23,7 @@ COUNTERS = (
     "timeouts",
     "malformed",
     "abstentions",
+    "invalid_citations",
 )
 
 

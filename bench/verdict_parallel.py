@@ -16,6 +16,7 @@ import json
 import math
 import os
 import re
+import resource
 import statistics
 import sys
 import tempfile
@@ -36,7 +37,7 @@ def fake_reply(request: dict) -> str:
     if "broader search query" in text:
         return "HP"
     if "Disambiguate from this one passage" in text:
-        title, _, body = re.search(r"Passage: (.*)", text).group(1).partition(": ")
+        title, _, body = re.search(r"Passage:\n<documents>\n(.*)", text).group(1).partition(": ")
         sense = next((value for key, value in SENSES.items() if key in title), None)
         if sense is None:
             return json.dumps({"sense": None, "interpretation": None, "answer": None})
@@ -55,13 +56,19 @@ def build_index(directory: str) -> str:
     return directory
 
 
-def run_once(index: str, k: int, concurrency: int) -> tuple[float, dict]:
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_once(index: str, k: int, concurrency: int) -> tuple[float, float, dict]:
+    """(wall s, process CPU s, result) of one question; the CPU time includes the fake server."""
     from agent import api
 
     context = {"model": "openai:fake", "index_dir": index, "k": k, "concurrency": concurrency, "max_retries": 0}
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), cpu_seconds()
     result = api.ask("What is HP?", "verdict", context)
-    return time.perf_counter() - started, result
+    return time.perf_counter() - started, cpu_seconds() - cpu, result
 
 
 def main() -> int:
@@ -79,25 +86,27 @@ def main() -> int:
         os.environ.update(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="fake", DISAMBIG_TIMEOUT="30")
         index = args.index or build_index(scratch)
         run_once(index, args.k, 8)  # warm up: encoder, retriever, HTTP client
-        rows, baseline = [], None
+        rows = []
         for concurrency in (1, 4, 8):
-            walls, result = [], None
+            walls, cpus, result = [], [], None
             for _ in range(args.repeats):
                 before = len(fake.requests)
-                wall, result = run_once(index, args.k, concurrency)
+                wall, cpu, result = run_once(index, args.k, concurrency)
                 walls.append(wall)
+                cpus.append(cpu)
                 calls = len(fake.requests) - before
-            wall = statistics.median(walls)
             critical = args.latency * (1 + math.ceil(args.k / concurrency) + 1)
-            baseline = baseline or wall
-            rows.append((concurrency, calls, result["usage"]["llm_calls"], wall, critical, len(result["interpretations"])))
+            rows.append((concurrency, calls, result["usage"]["llm_calls"], statistics.median(walls), critical,
+                         statistics.median(cpus)))
     print(f"VERDICT, k={args.k}, fake LLM latency {args.latency * 1000:.0f} ms, median of {args.repeats} runs, "
-          f"torch threads {os.environ['DISAMBIG_TORCH_THREADS']}, load average {os.getloadavg()[0]:.1f}\n")
-    print("| concurrency | LLM calls (server/usage) | wall s | LLM critical path s | wall / critical | speedup vs 1 |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    for concurrency, calls, counted, wall, critical, _ in rows:
+          f"torch threads {os.environ['DISAMBIG_TORCH_THREADS']}, load average {os.getloadavg()[0]:.1f} "
+          f"on {os.cpu_count()} CPUs\n")
+    print("| concurrency | LLM calls (server/usage) | wall s | LLM critical path s | wall / critical | speedup vs 1 "
+          "| process CPU s |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for concurrency, calls, counted, wall, critical, cpu in rows:
         print(f"| {concurrency} | {calls}/{counted} | {wall:.3f} | {critical:.3f} | {wall / critical:.3f} | "
-              f"{rows[0][3] / wall:.2f}x |")
+              f"{rows[0][3] / wall:.2f}x | {cpu:.2f} |")
     wall8, critical8 = rows[-1][3], rows[-1][4]
     speedup = rows[0][3] / wall8
     print(f"\nspeedup 8 vs 1: {speedup:.2f}x (target >= 4x, ideal {rows[0][4] / critical8:.2f}x): "

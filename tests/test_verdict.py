@@ -34,7 +34,7 @@ def context(index, **extra):
 
 def title_of(messages) -> str:
     """The passage title in an extraction prompt (the system message's examples have their own)."""
-    return re.search(r"Passage: ([^:\n]*):", str(messages[-1].content)).group(1)
+    return re.search(r"Passage:\n<documents>\n([^:\n]*):", str(messages[-1].content)).group(1)
 
 
 def extractor(senses: dict, answer_for=None):
@@ -280,3 +280,30 @@ def test_cli_ask_method_verdict(capsys, scripted, demo_index):
     result = json.loads(capsys.readouterr().out)
     assert result["decision"]["consolidation"]["preset"] == "conservative"
     assert result["route"] == ROUTE
+
+
+@pytest.mark.integration
+def test_verdict_with_the_real_small_model_makes_the_counted_calls(demo_index):
+    """The real 0.5B model through the CLI: k=4 keeps it small (1 relax + 4 extractions + 1)."""
+    import os
+    import subprocess
+    import sys
+
+    asked = subprocess.run(
+        [sys.executable, "-m", "agent.cli", "ask", "What is HP?", "--method", "verdict", "--index", demo_index,
+         "--model", "local-small", "--k", "4", "--json"],
+        capture_output=True, text=True, timeout=1800,
+        env={**os.environ, "DISAMBIG_LLM_THREADS": "2", "DISAMBIG_TIMEOUT": "600"},
+    )
+    assert asked.returncode == 0, asked.stderr
+    result = json.loads(asked.stdout)
+    decision = result["decision"]
+    assert result["route"] == ROUTE and len(decision["universe"]) == 4
+    extraction = decision["extraction"]
+    assert extraction["extracted"] + extraction["abstained"] + extraction["failed"] == 4
+    usage = result["usage"]
+    if not usage["timeouts"] and not usage["malformed"]:  # retried calls would add to the count
+        assert usage["llm_calls"] == 1 + 4 + (1 if result["interpretations"] else 0)
+    cited = {c for item in result["interpretations"] for c in item["citations"]}
+    assert cited <= set(decision["universe"]) and cited == {p["id"] for p in result["passages"]}
+    assert result["answer"].strip()
