@@ -69,6 +69,9 @@ class FixedPassageStore:
     def get(self, ids: list[str]) -> dict[str, dict]:
         return {i: dict(self.passages[i]) for i in ids if i in self.passages}
 
+    def existing_ids(self, ids: list[str]) -> set[str]:
+        return {i for i in ids if i in self.passages}
+
 
 class FixedPassagesRetriever(Retriever):
     """A `Retriever` whose whole corpus is the given passages."""

@@ -30,12 +30,20 @@ def retrieve(state: RAGState, runtime: Runtime[Context]) -> dict:
 
 
 def interpretations_from(synthesis: Synthesis, passages: list[dict]) -> list[dict]:
-    """Structured interpretations with passage numbers turned into passage ids."""
-    return [
-        {"question": item.question.strip(), "answer": item.answer.strip(), "citations": cited_ids(item.citations, passages)}
-        for item in synthesis.interpretations
-        if item.question.strip() and item.answer.strip()
-    ]
+    """Structured interpretations with passage numbers turned into passage ids; an entry that
+    repeats an earlier one word for word (small models loop) only adds its citations to it."""
+    kept: dict[tuple[str, str], dict] = {}
+    for item in synthesis.interpretations:
+        question, answer = item.question.strip(), item.answer.strip()
+        if not question or not answer:
+            continue
+        citations = cited_ids(item.citations, passages)
+        key = (" ".join(question.lower().split()), " ".join(answer.lower().split()))
+        if key in kept:
+            kept[key]["citations"] += [c for c in citations if c not in kept[key]["citations"]]
+        else:
+            kept[key] = {"question": question, "answer": answer, "citations": citations}
+    return list(kept.values())
 
 
 def answer_update(answer: str, interpretations: list[dict], **decision) -> dict:

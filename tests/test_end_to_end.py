@@ -33,4 +33,5 @@ def test_ingest_then_ask_gives_a_cited_answer(tmp_path):
     inline = [int(n) for n in re.findall(r"\[(\d+)\]", result["answer"])]
     assert cited <= passage_ids
     assert cited or any(1 <= n <= 5 for n in inline), "the answer cites no passage"
-    assert result["usage"]["llm_calls"] == 1 and result["usage"]["completion_tokens"] > 0
+    usage = result["usage"]
+    assert usage["llm_calls"] - usage["malformed"] == 1 and usage["completion_tokens"] > 0  # one call, or one retry
