@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 from agent.context import Context
 from agent.errors import validate_question
 from agent.llm import generate_structured
-from agent.prompts import cited_ids, format_passages, keep_valid_citations
+from agent.prompts import cited_ids, clean_answer, format_passages
 from agent.retrieval import get_retriever
 from agent.schemas import Synthesis
 from agent.state import RAGState
@@ -73,5 +73,5 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context]) -> dict:
     )
     if synthesis is None:
         return answer_update(MODEL_FAILED, [], abstained=True)
-    answer = keep_valid_citations(synthesis.answer.strip(), passages)
+    answer = clean_answer(synthesis.answer, passages)
     return answer_update(answer, interpretations_from(synthesis, passages), abstained=False)

@@ -105,3 +105,24 @@ def keep_valid_citations(answer: str, passages: list[dict]) -> str:
         record(invalid_citations=invalid)
         cleaned = re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", cleaned))
     return cleaned
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def without_repeated_sentences(answer: str) -> str:
+    """The answer with every sentence that repeats an earlier one dropped: small models
+    decoding greedily fall into loops, and the repeats carry nothing new."""
+    kept, seen = [], set()
+    for sentence in _SENTENCE_END.split(answer.strip()):
+        key = " ".join(re.sub(r"\[[\d,\s]*\]|\W", " ", sentence).lower().split())
+        if key and key in seen:
+            continue
+        seen.add(key)
+        kept.append(sentence)
+    return " ".join(kept)
+
+
+def clean_answer(answer: str, passages: list[dict]) -> str:
+    """A model's long-form answer as users get it: no looping repeats, no invented citations."""
+    return keep_valid_citations(without_repeated_sentences(answer.strip()), passages)

@@ -2,11 +2,13 @@
 
     .venv/bin/python bench/kill_ingest.py [--trials 5] [--passages 1500] [--seed 0]
 
-A calibration run times a full `disambig ingest` of a synthetic corpus. Each trial starts a
-fresh ingest into a new index, kills it with SIGKILL after a random delay drawn over that
-duration (so kills land during start-up, embedding, Chroma writes, SQLite commits or the BM25
-rebuild), then runs the same command again and checks: passage count equals the source count,
-no duplicate ids, and SQLite, Chroma and BM25 hold the same id set. Prints one row per trial.
+Each trial starts a fresh ingest of a synthetic corpus into a new index and kills it with
+SIGKILL at a random point of a phase: during start-up (a random delay), after a random number
+of passages were committed plus a random delay (so the kill lands in the next batch's
+embedding, Chroma write or SQLite commit), or once everything is committed (BM25 rebuild and
+exit). Phases are shuffled so every run covers each. Then the same command runs again and the
+index is checked: passage count equals the source count, no duplicate ids, and SQLite, Chroma
+and BM25 hold the same id set. Prints one row per trial.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -56,40 +59,64 @@ def check(index: Path, expected: int) -> dict:
     }
 
 
+def committed(index: Path) -> int:
+    """Passages committed to SQLite so far (0 before the database exists)."""
+    if not (index / "passages.sqlite").exists():
+        return 0
+    with sqlite3.connect(index / "passages.sqlite", timeout=30) as db:
+        try:
+            return db.execute("SELECT COUNT(*) FROM passages").fetchone()[0]
+        except sqlite3.OperationalError:  # the table is not created yet
+            return 0
+
+
+def wait_until_phase(process: subprocess.Popen, index: Path, phase: str, total: int, draw: random.Random) -> None:
+    """Return at a random moment of `phase` (or when the process ended on its own)."""
+    if phase == "start-up":
+        time.sleep(draw.uniform(0.3, 3.0))
+        return
+    target = total if phase == "end" else draw.randint(1, total - 1)
+    while process.poll() is None and committed(index) < target:
+        time.sleep(0.05)
+    if phase == "batches":
+        time.sleep(draw.uniform(0.0, 1.5))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=5)
-    parser.add_argument("--passages", type=int, default=1500)
+    parser.add_argument("--passages", type=int, default=1200)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     draw = random.Random(args.seed)
     env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
+    phases = ["start-up", "end"] + ["batches"] * max(0, args.trials - 2)
+    draw.shuffle(phases)
     with tempfile.TemporaryDirectory(prefix="disambig-kill-") as scratch:
         corpus = Path(scratch) / "corpus.jsonl"
         write_corpus(corpus, args.passages)
-        started = time.perf_counter()
-        subprocess.run(command(corpus, Path(scratch) / "calibration"), check=True, capture_output=True, env=env)
-        full = time.perf_counter() - started
-        print(f"{args.passages} passages; a full ingest takes {full:.1f}s (process start included)\n")
-        print("| trial | killed after s | committed before kill | re-run exit | count | duplicates | "
+        print(f"{args.passages} synthetic passages, {args.trials} trials\n")
+        print("| trial | phase | killed after s | committed before kill | re-run exit | count | duplicates | "
               "SQLite = Chroma = BM25 | complete |")
-        print("|---:|---:|---:|---:|---:|---:|---|---|")
+        print("|---:|---|---:|---:|---:|---:|---:|---|---|")
         failures = 0
-        for trial in range(1, args.trials + 1):
+        for trial, phase in enumerate(phases[:args.trials], 1):
             index = Path(scratch) / f"trial-{trial}"
-            delay = draw.uniform(0.5, full)
             process = subprocess.Popen(command(corpus, index), stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL, env=env)
-            time.sleep(delay)
+            started = time.perf_counter()
+            wait_until_phase(process, index, phase, args.passages, draw)
             process.send_signal(signal.SIGKILL)
             process.wait()
-            partial = IndexStore(str(index)).count() if (index / "passages.sqlite").exists() else 0
+            killed_after = time.perf_counter() - started
+            partial = committed(index)
             rerun = subprocess.run(command(corpus, index), capture_output=True, text=True, env=env)
             result = check(index, args.passages)
             ok = rerun.returncode == 0 and result["complete"] and result["agree"] and not result["duplicates"]
             failures += not ok
-            print(f"| {trial} | {delay:.1f} | {partial} | {rerun.returncode} | {result['count']} | "
-                  f"{result['duplicates']} | {'yes' if result['agree'] else 'NO'} | {'yes' if ok else 'NO'} |")
+            print(f"| {trial} | {phase} | {killed_after:.1f} | {partial} | {rerun.returncode} | {result['count']} | "
+                  f"{result['duplicates']} | {'yes' if result['agree'] else 'NO'} | {'yes' if ok else 'NO'} |",
+                  flush=True)
     print(f"\n{args.trials - failures}/{args.trials} trials complete and consistent after the re-run")
     return 1 if failures else 0
 

@@ -25,7 +25,7 @@ from agent.diversify import (
 from agent.errors import validate_question
 from agent.llm import generate_structured
 from agent.nodes import MODEL_FAILED, answer_update, interpretations_from, synthesize_answer
-from agent.prompts import format_passages, keep_valid_citations
+from agent.prompts import clean_answer, format_passages
 from agent.schemas import CitedInterpretation
 from agent.state import InputState, OutputState
 from agent.usage import emit, tracked
@@ -108,7 +108,7 @@ def answer_closed_book(state: DiversifyState, runtime: Runtime[DIVAContext]) -> 
         {"question": i.question.strip(), "answer": i.answer.strip(), "citations": []}
         for i in reply.interpretations if i.question.strip() and i.answer.strip()
     ]
-    answer = f"{UNSUPPORTED} {keep_valid_citations(reply.answer.strip(), [])}"  # nothing to cite
+    answer = f"{UNSUPPORTED} {clean_answer(reply.answer, [])}"  # nothing to cite
     return {"passages": [], **answer_update(answer, interpretations, abstained=False, **decision)}
 
 

@@ -21,7 +21,7 @@ from agent.diversify import passage_vectors  # the index's own vectors, shared w
 from agent.errors import validate_question
 from agent.llm import generate_structured, generate_text
 from agent.nodes import MODEL_FAILED, NO_PASSAGES, answer_update, interpretations_from
-from agent.prompts import format_passages, keep_valid_citations
+from agent.prompts import clean_answer, format_passages
 from agent.retrieval import get_retriever
 from agent.schemas import Synthesis
 from agent.state import InputState, OutputState, Passage, RAGState
@@ -109,7 +109,7 @@ def generate(state: IterativeState, runtime: Runtime[IterativeContext]) -> dict:
     if synthesis is None:
         return {"draft": {"answer": MODEL_FAILED, "interpretations": [], "failed": True}}
     interpretations = interpretations_from(synthesis, pool)
-    answer = keep_valid_citations(synthesis.answer.strip(), pool)
+    answer = clean_answer(synthesis.answer, pool)
     return {"draft": {"answer": answer, "interpretations": interpretations, "failed": False}}
 
 

@@ -23,7 +23,7 @@ from agent.grounding import GroundingMode, entailed, overlap_problem
 from agent.llm import generate_structured
 from agent.models import PACKAGED
 from agent.nodes import answer_update, retrieve
-from agent.prompts import format_passages, keep_valid_citations
+from agent.prompts import clean_answer, format_passages
 from agent.relax import RelaxedRetrievalContext, relax_query
 from agent.retrieval import get_retriever
 from agent.schemas import OrderedModel
@@ -173,7 +173,7 @@ def synthesize_answer(state: VerdictState, runtime: Runtime[VERDICTContext]) -> 
         question=state["question"], interpretations="\n".join(f"{n}. {line}" for n, line in enumerate(listing, 1)),
         passages=format_passages(passages),
     )
-    answer = keep_valid_citations(reply.answer.strip(), passages) if reply is not None else ""
+    answer = clean_answer(reply.answer, passages) if reply is not None else ""
     synthesized = bool(answer)
     answer = answer or NO_SUMMARY + "\n" + "\n".join(f"- {line}" for line in listing)
     update = answer_update(answer, interpretations, abstained=False, synthesized=synthesized, related_questions=listing)

@@ -92,3 +92,10 @@ def test_interpretations_repeated_word_for_word_merge_their_citations(scripted, 
     ids = [p["id"] for p in result["passages"]]
     assert [(i["question"], i["citations"]) for i in result["interpretations"]] == [
         ("What is HP, the company?", ids[:2]), ("What is hp, the unit?", [ids[2]])]
+
+
+def test_a_looping_answer_keeps_each_sentence_once(scripted, demo_index):
+    loop = "HP is a unit of power [5]. " * 4 + "HP is also hit points [4]. hp is a unit of power."
+    scripted.rules.append(("Reply with JSON", json.dumps({"interpretations": [], "answer": loop})))
+    result = api.ask("What is HP?", "vanilla", context(demo_index))
+    assert result["answer"] == "HP is a unit of power [5]. HP is also hit points [4]."
