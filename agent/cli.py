@@ -125,13 +125,13 @@ def cmd_ask(args) -> int:
         print(json.dumps(api.ask(args.question, args.method, context), ensure_ascii=False, indent=2))
         return 0
     result: dict = {}
-    streamed = False
+    streamed = ""
     for event in api.stream(args.question, args.method, context):
         kind = event.get("event")
         if kind == "stage":
             print(f"· {event['node']} ...", file=sys.stderr, flush=True)
         elif kind == "token":
-            streamed = True
+            streamed += event["text"]
             print(event["text"], end="", flush=True)
         elif kind == "result":
             result = event["result"]
@@ -139,8 +139,13 @@ def cmd_ask(args) -> int:
     return 0
 
 
-def _print_answer(result: dict, streamed: bool) -> None:
-    print(("\n" if streamed else result["answer"] + "\n"), flush=True)
+def _print_answer(result: dict, streamed: str) -> None:
+    if not streamed:
+        print(result["answer"] + "\n", flush=True)
+    elif result["answer"].strip() in (streamed.strip(), ""):
+        print("\n", flush=True)
+    else:  # the streamed tokens were cleaned afterwards (looping repeats, invented citations)
+        print(f"\n\nAnswer (repeats and invalid citations removed):\n{result['answer']}\n", flush=True)
     titles = {p["id"]: p["title"] for p in result["passages"]}
     if result["interpretations"]:
         print("Interpretations:")

@@ -88,3 +88,12 @@ def test_ingest_reports_skipped_lines_and_still_adds_the_good_ones(capsys, tmp_p
 def test_methods_lists_vanilla(capsys):
     code, out, _ = run(capsys, "methods")
     assert code == 0 and out.startswith("vanilla")
+
+
+def test_ask_shows_the_cleaned_answer_when_the_stream_looped(capsys, demo_index, scripted):
+    loop = "HP is horsepower [5]. " * 3 + "HP is also a company [9]."
+    scripted.rules.append(("Reply with JSON", json.dumps({"interpretations": [], "answer": loop})))
+    assert main(["ask", "What is HP?", "--index", demo_index, "--model", "scripted"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(loop.strip())  # the tokens as they streamed
+    assert "Answer (repeats and invalid citations removed):\nHP is horsepower [5]. HP is also a company.\n" in out
