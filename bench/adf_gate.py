@@ -89,6 +89,19 @@ def query_detector_labels(questions: list[str]) -> list[bool] | None:
     return [label == AMBIGUOUS for label in load_detector().labels(questions)]
 
 
+def topic_table(index_dir: str, mode: str) -> None:
+    """The gate on each demo topic's sample question, as `disambig ask --method adf` decides it."""
+    topics = json.loads(DEMO_QUESTIONS.read_text())["topics"]
+    stats = coherence(index_dir, [t["sample_question"] for t in topics], mode)
+    print(f"\n## Demo topics: the gate on each sample question ({mode})\n")
+    print("| topic | question | variance | separability | " + " | ".join(PRESETS) + " |")
+    print("|---|---|---:|---:|" + "---|" * len(PRESETS))
+    decisions = {preset: gates(stats, preset) for preset in PRESETS}
+    for number, (topic, (variance, separation)) in enumerate(zip(topics, stats)):
+        cells = " | ".join(decisions[preset][number] for preset in PRESETS)
+        print(f"| {topic['topic']} | {topic['sample_question']} | {variance:.3f} | {separation:.3f} | {cells} |")
+
+
 def demo_table(index_dir: str, modes: list[str]) -> None:
     items = json.loads(DEMO_QUESTIONS.read_text())["questions"]
     questions, gold = [q["question"] for q in items], [q["label"] == "ambiguous" for q in items]
@@ -155,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("keep the bench indexes outside the repository")
     print("# ADF coherence gate: detection quality (2k = 10 passages, thresholds per preset)")
     print("presets: " + ", ".join(f"{n} (tau_var {p.tau_var}, tau_sep {p.tau_sep})" for n, p in PRESETS.items()))
-    demo_table(ensure_index(cache / "demo-index", DEMO_CORPUS), args.modes)
+    demo_index = ensure_index(cache / "demo-index", DEMO_CORPUS)
+    demo_table(demo_index, args.modes)
+    topic_table(demo_index, args.modes[0])
     if args.no_pool:
         return 0
     if not all(p.exists() for p in (POOL_CORPUS, ASQA, POOL_IDS, DEV_IDS)):
