@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent.errors import InputError
+from agent.prompts import folded
 
 PROMPT = "Which of these did you mean?"
 ALL_CHOICES = ("0", "all", "any", "*")
@@ -27,7 +28,7 @@ def clarification_options(interpretations: list[dict] | None, limit: int = 5) ->
     for item in interpretations or []:
         question = str(item.get("question") or "").strip()
         answer = str(item.get("answer") or "").strip()
-        key = (_normal(question), _normal(answer))
+        key = (folded(question), folded(answer))
         if not question or not item.get("citations") or key in seen:
             continue
         seen.add(key)
@@ -79,13 +80,9 @@ def resolve_choice(choice: Any, options: list[dict]) -> dict | None:
             return options[number - 1]
         raise InputError(f"option {number} does not exist; {_expected(options)}")
     for option in options:
-        if _normal(option["question"]) == _normal(text):
+        if folded(option["question"]) == folded(text):
             return option  # the first option with that question, when a small model repeated it
     raise InputError(f"{text!r} is not one of the options; {_expected(options)}")
-
-
-def _normal(text: str) -> str:
-    return " ".join(text.casefold().split())
 
 
 def _expected(options: list[dict]) -> str:

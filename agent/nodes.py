@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 from agent.context import Context
 from agent.errors import validate_question
 from agent.llm import generate_structured
-from agent.prompts import cited_ids, clean_answer, format_passages
+from agent.prompts import cited_ids, clean_answer, folded, format_passages
 from agent.retrieval import get_retriever
 from agent.schemas import Synthesis
 from agent.state import RAGState
@@ -38,7 +38,7 @@ def interpretations_from(synthesis: Synthesis, passages: list[dict]) -> list[dic
         if not question or not answer:
             continue
         citations = cited_ids(item.citations, passages)
-        key = (" ".join(question.lower().split()), " ".join(answer.lower().split()))
+        key = (folded(question), folded(answer))
         if key in kept:
             kept[key]["citations"] += [c for c in citations if c not in kept[key]["citations"]]
         else:

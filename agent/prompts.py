@@ -110,12 +110,17 @@ def keep_valid_citations(answer: str, passages: list[dict]) -> str:
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
+def folded(text: str) -> str:
+    """Text compared the way people read it: case and runs of whitespace ignored."""
+    return " ".join(text.casefold().split())
+
+
 def without_repeated_sentences(answer: str) -> str:
     """The answer with every sentence that repeats an earlier one dropped: small models
     decoding greedily fall into loops, and the repeats carry nothing new."""
     kept, seen = [], set()
     for sentence in _SENTENCE_END.split(answer.strip()):
-        key = " ".join(re.sub(r"\[[\d,\s]*\]|\W", " ", sentence).lower().split())
+        key = folded(re.sub(r"\[[\d,\s]*\]|\W", " ", sentence))
         if key and key in seen:
             continue
         seen.add(key)

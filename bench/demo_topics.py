@@ -71,16 +71,21 @@ def verdict_columns(decision: dict) -> dict:
 COLUMNS = {"adf": adf_columns, "diva": diva_columns, "dtv": diva_columns, "verdict": verdict_columns}
 
 
-def interpretation_lines(result: dict) -> str:
+def method_columns(method: str, decision: dict) -> dict:
+    """The method's own decision columns (none for methods without a summary here)."""
+    return COLUMNS[method](decision) if method in COLUMNS else {}
+
+
+def interpretation_lines(row: dict) -> str:
     return " / ".join(f"{i['question']} -> {i['answer']} [{', '.join(i['citations'])}]"
-                      for i in result["interpretations"]) or "(none)"
+                      for i in row["interpretations"]) or "(none)"
 
 
 def run(topic: str, question: str, method: str, context: dict) -> dict:
     started = time.time()
     result = api.ask(question, method, context)
     usage, decision = result["usage"], result["decision"]
-    columns = COLUMNS.get(method, lambda d: {})(decision)
+    columns = method_columns(method, decision)
     return {
         "topic": topic, "question": question, "method": method, "model": context["model"], **columns,
         "route": result["route"], "answer": result["answer"], "interpretations": result["interpretations"],
@@ -88,18 +93,17 @@ def run(topic: str, question: str, method: str, context: dict) -> dict:
         "llm_calls": usage["llm_calls"], "prompt_tokens": usage["prompt_tokens"],
         "completion_tokens": usage["completion_tokens"], "tokens": usage["prompt_tokens"] + usage["completion_tokens"],
         "timeouts": usage["timeouts"], "malformed": usage["malformed"], "seconds": round(time.time() - started, 1),
-        "_interpretations": interpretation_lines(result),
     }
 
 
 def print_table(rows: list[dict], method: str, model: str) -> None:
-    extra = list(COLUMNS.get(method, lambda d: {})({}).keys())
+    extra = list(method_columns(method, {}))
     header = ["topic", "question", *extra, "interpretations -> answer [citations]", "calls", "tokens", "s"]
     print(f"\n{method} on the demo topics with `{model}`\n")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for row in rows:
-        cells = [row["topic"], row["question"], *(row[c] for c in extra), row["_interpretations"],
+        cells = [row["topic"], row["question"], *(row[c] for c in extra), interpretation_lines(row),
                  row["llm_calls"], row["tokens"], row["seconds"]]
         print("| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in cells) + " |")
     if rows:
@@ -126,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.out, "a", encoding="utf-8") as out:
         for topic, question in sample_questions(args.topics):
             row = run(topic, question, args.method, context)
-            out.write(json.dumps({k: v for k, v in row.items() if not k.startswith("_")}, ensure_ascii=False) + "\n")
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
             out.flush()
             rows.append(row)
             print(f"{topic}: {row['route']} ({row['llm_calls']} calls, {row['tokens']} tokens, {row['seconds']}s)",

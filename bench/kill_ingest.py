@@ -60,7 +60,8 @@ def check(index: Path, expected: int) -> dict:
 
 
 def committed(index: Path) -> int:
-    """Passages committed to SQLite so far (0 before the database exists)."""
+    """Passages committed to SQLite so far (0 before the database exists). A plain read-only
+    query: opening an IndexStore would write to the database the ingest is filling."""
     if not (index / "passages.sqlite").exists():
         return 0
     with sqlite3.connect(index / "passages.sqlite", timeout=30) as db:

@@ -11,7 +11,6 @@ last attempt, one abstention, so retries + abstentions == transport faults + mal
 from __future__ import annotations
 
 import json
-import socket
 import threading
 
 import pytest
@@ -22,7 +21,7 @@ from agent.cli import main
 from agent.errors import ModelUnavailableError
 from agent.methods import METHODS
 from tests.conftest import ROOT
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI, closed_port_url
 from tests.schema_reply import schema_reply
 
 QUESTIONS = json.loads((ROOT / "agent" / "data" / "demo_questions.json").read_text())["questions"]
@@ -111,14 +110,8 @@ def test_a_server_that_always_fails_gives_abstentions_not_exceptions(demo_index,
     assert result["usage"]["llm_calls"] == 0
 
 
-def _closed_port_url() -> str:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
-
-
 def test_connection_refused_names_the_url(demo_index, monkeypatch, fast_backoff):
-    url = _closed_port_url()
+    url = closed_port_url()
     monkeypatch.setenv("OPENAI_BASE_URL", url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-REFUSED-KEY")
     with pytest.raises(ModelUnavailableError) as error:
@@ -127,7 +120,7 @@ def test_connection_refused_names_the_url(demo_index, monkeypatch, fast_backoff)
 
 
 def test_cli_reports_connection_refused_in_one_line(demo_index, monkeypatch, capsys, fast_backoff):
-    url = _closed_port_url()
+    url = closed_port_url()
     monkeypatch.setenv("OPENAI_BASE_URL", url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-REFUSED-KEY")
     monkeypatch.setenv("DISAMBIG_MAX_RETRIES", "0")
