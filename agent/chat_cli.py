@@ -38,6 +38,7 @@ class Terminal:
         self.read, self.method = read, method
         self.out, self.err = out or sys.stdout, err or sys.stderr
         self.streaming = False
+        self.streamed = ""  # the answer text as it streamed, to compare with the final answer
 
     def note(self, text: str) -> None:
         self._end_stream()
@@ -51,9 +52,11 @@ class Terminal:
     def show(self, events) -> dict:
         """Print a turn's events; return the last one (a clarification request or the result)."""
         last: dict = {}
+        self.streamed = ""
         for event in events:
             kind = event.get("event")
             if kind == "token":
+                self.streamed += event["text"]
                 if not self.streaming:
                     print("assistant> ", end="", file=self.out)
                     self.streaming = True
@@ -101,9 +104,15 @@ class Terminal:
                 print(f"  {error}", file=self.out, flush=True)
 
     def finish(self, result: dict) -> None:
-        """Sources and the turn's usage after the streamed answer."""
-        if not result["answer"]:
+        """Sources and the turn's usage after the streamed answer; the answer itself when nothing
+        streamed, or when it was cleaned after streaming (looping repeats, invented citations)."""
+        answer = result["answer"].strip()
+        if not answer:
             return
+        if not self.streamed.strip():
+            print(f"assistant> {answer}", file=self.out, flush=True)
+        elif answer != self.streamed.strip():
+            print(f"assistant (repeats and invalid citations removed)> {answer}", file=self.out, flush=True)
         for number, passage in enumerate(result["passages"], 1):
             print(f"  [{number}] {passage['title']} ({passage['id']})", file=self.err)
         usage = result["usage"]

@@ -31,13 +31,14 @@ def retrieve(state: RAGState, runtime: Runtime[Context]) -> dict:
 
 def interpretations_from(synthesis: Synthesis, passages: list[dict]) -> list[dict]:
     """Structured interpretations with passage numbers turned into passage ids; an entry that
-    repeats an earlier one word for word (small models loop) only adds its citations to it."""
+    repeats an earlier one word for word (small models loop) only adds its citations to it.
+    Entries without a `citations` field (closed-book answers) get none."""
     kept: dict[tuple[str, str], dict] = {}
     for item in synthesis.interpretations:
         question, answer = item.question.strip(), item.answer.strip()
         if not question or not answer:
             continue
-        citations = cited_ids(item.citations, passages)
+        citations = cited_ids(getattr(item, "citations", []), passages)
         key = (folded(question), folded(answer))
         if key in kept:
             kept[key]["citations"] += [c for c in citations if c not in kept[key]["citations"]]

@@ -104,10 +104,7 @@ def answer_closed_book(state: DiversifyState, runtime: Runtime[DIVAContext]) -> 
     decision = {"branch": "closed_book", "supported_by_corpus": False}
     if reply is None:
         return {"passages": [], **answer_update(f"{UNSUPPORTED} {MODEL_FAILED}", [], abstained=True, **decision)}
-    interpretations = [
-        {"question": i.question.strip(), "answer": i.answer.strip(), "citations": []}
-        for i in reply.interpretations if i.question.strip() and i.answer.strip()
-    ]
+    interpretations = interpretations_from(reply, [])  # no passages: nothing to cite
     answer = f"{UNSUPPORTED} {clean_answer(reply.answer, [])}"  # nothing to cite
     return {"passages": [], **answer_update(answer, interpretations, abstained=False, **decision)}
 

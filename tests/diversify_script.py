@@ -27,7 +27,8 @@ SYNTHESIS = json.dumps({
     "answer": "HP is the company Hewlett-Packard [1], whereas hp is also horsepower [2].",
 })
 CLOSED = json.dumps({
-    "interpretations": [{"question": "What is HP, the company?", "answer": "a computer maker"}],
+    "interpretations": [{"question": "What is HP, the company?", "answer": "a computer maker"},
+                        {"question": "what is HP, the company? ", "answer": "A computer maker"}],  # a loop
     "answer": "HP usually means the computer maker Hewlett-Packard.",
 })
 

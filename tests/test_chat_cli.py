@@ -69,3 +69,30 @@ def test_serve_prints_a_config_with_every_graph(capsys):
     assert set(config["graphs"]) == set(METHODS) | {"chat"}
     assert config["graphs"]["chat"] == "graphs.chat:graph"
     assert "--host 127.0.0.1 --port 8123" in captured.err and "--no-browser" in captured.err
+
+
+def test_terminal_shows_the_cleaned_answer_after_a_looping_stream():
+    from agent.chat_cli import Terminal
+
+    out, err = io.StringIO(), io.StringIO()
+    terminal = Terminal(out=out, err=err)
+    looped = "HP is a company [1]. HP is a company [1]. See [7]."
+    result = {"answer": "HP is a company [1]. See.", "passages": [{"id": "hp-1", "title": "HP"}],
+              "route": ["retrieve", "synthesize_answer"], "usage": {"llm_calls": 1}}
+    run_events = [{"event": "token", "text": looped[:20]}, {"event": "token", "text": looped[20:]},
+                  {"event": "result", "result": result}]
+    assert terminal.show(run_events)["result"] is result
+    terminal.finish(result)
+    assert out.getvalue() == (f"assistant> {looped}\n"
+                              "assistant (repeats and invalid citations removed)> HP is a company [1]. See.\n")
+
+
+def test_terminal_prints_an_answer_that_did_not_stream():
+    from agent.chat_cli import Terminal
+
+    out = io.StringIO()
+    terminal = Terminal(out=out, err=io.StringIO())
+    result = {"answer": "The model did not produce a usable answer.", "passages": [], "route": ["retrieve"],
+              "usage": {}}
+    terminal.finish(terminal.show([{"event": "result", "result": result}])["result"])
+    assert out.getvalue() == "assistant> The model did not produce a usable answer.\n"
