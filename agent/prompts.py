@@ -24,6 +24,18 @@ def load_prompt(name: str) -> tuple[str, Template]:
     return system.strip(), Template(user.strip())
 
 
+@lru_cache(maxsize=None)
+def prompts_fingerprint() -> str:
+    """A short hash of every prompt file: results computed with other prompts are other results."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(resources.files("prompts").iterdir(), key=lambda p: p.name):
+        if path.name.endswith(".md"):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def render(name: str, **values: object) -> list[BaseMessage]:
     """Messages for prompt `name`; every $placeholder must be given (KeyError otherwise)."""
     system, user = load_prompt(name)

@@ -7,6 +7,7 @@ import pytest
 from agent.cli import main
 from agent.errors import InputError
 from agent.evaluation.runner import EvalConfig, run_eval
+from agent.prompts import prompts_fingerprint
 
 QUESTIONS = [
     {"id": "hp", "question": "What is HP?", "ambiguous": True,
@@ -99,6 +100,17 @@ def test_second_run_comes_from_cache_without_model_calls(scripted, demo_index, d
     # a changed setting is a different cache entry
     third = run_eval(config(dataset, tmp_path, demo_index, out="out3", k=3))
     assert third["run"]["questions_run"] == 3 and third["settings_hash"] != first["settings_hash"]
+
+
+def test_changed_prompt_files_rerun_finished_questions(scripted, demo_index, dataset, tmp_path, monkeypatch):
+    scripted.rules.append(("Reply with JSON", reply))
+    first = run_eval(config(dataset, tmp_path, demo_index))
+    assert first["settings"]["vanilla"]["prompts"] == prompts_fingerprint()
+    monkeypatch.setattr("agent.prompts.prompts_fingerprint", lambda: "edited-prompts")
+    second = run_eval(config(dataset, tmp_path, demo_index, out="out2"))
+    assert second["run"]["questions_run"] == 3 and second["settings_hash"] != first["settings_hash"]
+    # the rendered messages did not really change here, so every reply still came from the LLM cache
+    assert second["run"]["model_calls"] == 0
 
 
 def test_an_interrupted_run_resumes_and_ends_as_an_uninterrupted_one(scripted, demo_index, dataset, tmp_path):

@@ -77,9 +77,13 @@ class ResultStore:
 
 
 def settings_hash(context, universe: str) -> tuple[str, dict]:
-    """(short hash, the settings it covers) for a method context and its passage universe."""
+    """(short hash, the settings it covers) for a method context, its passage universe and the
+    prompt files: a finished question is reused only when all three are unchanged."""
+    from agent.prompts import prompts_fingerprint
+
     settings = {f.name: getattr(context, f.name) for f in fields(context) if f.name not in OPERATIONAL}
     settings["universe"] = universe
+    settings["prompts"] = prompts_fingerprint()
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
     return digest, settings
 
