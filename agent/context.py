@@ -75,7 +75,7 @@ class Context:
         "DISAMBIG_STRUCTURED", "json_schema", str, "How JSON answers are requested from the server"
     )
     local_threads: int = _env_field("DISAMBIG_LLM_THREADS", os.cpu_count() or 2, int, "llama.cpp threads")
-    local_ctx_size: int = _env_field("DISAMBIG_LLM_CTX", 8192, int, "llama.cpp context size (tokens)")
+    local_ctx_size: int = _env_field("DISAMBIG_LLM_CTX", 8192, int, "llama.cpp context size per parallel slot (tokens)")
     local_parallel: int = _env_field("DISAMBIG_LLM_PARALLEL", 4, int, "llama.cpp parallel slots")
 
     def replace(self, **changes: Any) -> "Context":
