@@ -38,7 +38,8 @@ def _record_usage(messages: list[BaseMessage], reply: AIMessage) -> None:
     usage = reply.usage_metadata or {}
     prompt = usage.get("input_tokens") or sum(count_tokens(str(m.content)) for m in messages)
     completion = usage.get("output_tokens") or count_tokens(str(reply.content))
-    record(llm_calls=1, prompt_tokens=prompt, completion_tokens=completion)
+    cached = int(bool(reply.response_metadata.get("cached_reply")))  # replayed by `disambig eval`
+    record(llm_calls=1, prompt_tokens=prompt, completion_tokens=completion, cached_replies=cached)
 
 
 def _partial_object(text: str) -> dict | None:
@@ -64,7 +65,9 @@ def _invoke_once(context: Context, messages: list[BaseMessage], bind: dict, stre
         if isinstance(value, str) and len(value) > len(shown) and value.startswith(shown):
             emit({"event": "token", "text": value[len(shown):]})
             shown = value
-    return AIMessage(content=reply.content, usage_metadata=reply.usage_metadata) if reply else AIMessage("")
+    if reply is None:
+        return AIMessage("")
+    return AIMessage(content=reply.content, usage_metadata=reply.usage_metadata, response_metadata=reply.response_metadata)
 
 
 def call_model(

@@ -24,6 +24,7 @@ COUNTERS = (
     "malformed",
     "abstentions",
     "invalid_citations",
+    "cached_replies",  # replies replayed from `disambig eval`'s response cache: no live latency
 )
 
 

@@ -75,7 +75,7 @@ def test_eval_scores_a_tiny_dataset_and_writes_reports(scripted, demo_index, dat
     assert quality["detection"]["tp"] == 1 and quality["detection"]["fn"] == 1 and quality["detection"]["tn"] == 1
     assert 0 < quality["rouge_lsum"] <= 1
     assert vanilla["cost"]["llm_calls"] == 1 and vanilla["cost"]["retriever_calls"] == 1
-    assert set(vanilla["cost"]["wall_s"]) == {"mean", "p50", "p95", "p99"}
+    assert set(vanilla["cost"]["wall_s"]) == {"measured", "mean", "p50", "p95", "p99"}
     assert summary["run"]["model_calls"] == 3 and summary["run"]["questions_run"] == 3
     out = tmp_path / "out"
     lines = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
@@ -111,6 +111,10 @@ def test_changed_prompt_files_rerun_finished_questions(scripted, demo_index, dat
     assert second["run"]["questions_run"] == 3 and second["settings_hash"] != first["settings_hash"]
     # the rendered messages did not really change here, so every reply still came from the LLM cache
     assert second["run"]["model_calls"] == 0
+    # ... and replayed replies say nothing about latency: no question was timed
+    assert first["methods"]["vanilla"]["cost"]["wall_s"]["measured"] == 3
+    assert second["methods"]["vanilla"]["cost"]["wall_s"] == {"measured": 0}
+    assert "| 0 | – | – | – |" in (tmp_path / "out2" / "summary.md").read_text()
 
 
 def test_an_interrupted_run_resumes_and_ends_as_an_uninterrupted_one(scripted, demo_index, dataset, tmp_path):

@@ -120,8 +120,10 @@ class CachedChatModel(BaseChatModel):
 
     @staticmethod
     def _message(content: str, usage: dict, chunk: bool = False):
-        usage = usage or None
-        return AIMessageChunk(content=content, usage_metadata=usage) if chunk else AIMessage(content=content, usage_metadata=usage)
+        usage, replayed = usage or None, {"cached_reply": True}  # usage counts it: no model time was spent
+        if chunk:
+            return AIMessageChunk(content=content, usage_metadata=usage, response_metadata=replayed)
+        return AIMessage(content=content, usage_metadata=usage, response_metadata=replayed)
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
         base, scope, key = self._key(messages, stop, kwargs)

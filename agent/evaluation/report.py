@@ -34,12 +34,15 @@ def summarize_method(records: list[dict]) -> dict:
                 for r in done if "gold_ambiguous" in r.get("metrics", {})]
     if labelled:
         quality["detection"] = detection_scores(labelled)
-    walls = [r["usage"]["wall_s"] for r in done]
+    # a question whose replies were replayed from the response cache took no real model time
+    walls = [r["usage"]["wall_s"] for r in done if not r["usage"].get("cached_replies")]
     cost = {name: _mean([r["usage"][name] for r in done]) for name in COST_FIELDS}
     if done:
         cost["tokens"] = cost["prompt_tokens"] + cost["completion_tokens"]
-        cost["wall_s"] = {"mean": _mean(walls), "p50": percentile(walls, 50), "p95": percentile(walls, 95),
-                          "p99": percentile(walls, 99)}
+        cost["wall_s"] = {"measured": len(walls)}
+        if walls:
+            cost["wall_s"].update(mean=_mean(walls), p50=percentile(walls, 50), p95=percentile(walls, 95),
+                                  p99=percentile(walls, 99))
     return {"n": len(records), "answered": len(done), "errors": len(records) - len(done), "quality": quality,
             "cost": cost}
 
@@ -66,7 +69,7 @@ def markdown_table(summary: dict) -> str:
     detection = any("detection" in m["quality"] for m in methods.values())
     head = ["Method", "n", *[label for _, label in shown]]
     head += ["Det-P", "Det-R", "Det-F1", "Det-Acc"] if detection else []
-    head += ["LLM calls/q", "Tokens/q", "Retrievals/q", "p50 s", "p95 s", "p99 s"]
+    head += ["LLM calls/q", "Tokens/q", "Retrievals/q", "timed", "p50 s", "p95 s", "p99 s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, m in methods.items():
         row = [name, str(m["answered"]) + (f" ({m['errors']} failed)" if m["errors"] else "")]
@@ -77,12 +80,14 @@ def markdown_table(summary: dict) -> str:
         c = m["cost"]
         wall = c.get("wall_s") or {}
         row += [f"{c.get('llm_calls') or 0:.1f}", f"{c.get('tokens') or 0:.0f}", f"{c.get('retriever_calls') or 0:.1f}"]
-        row += [f"{wall.get(p, 0):.1f}" for p in ("p50", "p95", "p99")]
+        row += [str(wall.get("measured", 0))]
+        row += ["–" if wall.get(p) is None else f"{wall[p]:.1f}" for p in ("p50", "p95", "p99")]
         lines.append("| " + " | ".join(row) + " |")
     run = summary["run"]
     notes = (f"\n{summary['dataset']}: {summary['questions']} questions, model `{summary['model']}`. "
              f"Quality in percent. This run: {run['model_calls']} model calls, {run['cache_hits']} cached replies, "
-             f"{run['questions_from_cache']} questions from cache.\n")
+             f"{run['questions_from_cache']} questions from cache. Latency only over the `timed` questions, "
+             "whose replies all came from the model rather than the response cache.\n")
     return "\n".join(lines) + "\n" + notes
 
 
@@ -115,7 +120,8 @@ def plot(records: list[dict], summary: dict, out: Path) -> dict[str, str]:
         fig.savefig(out / PLOT_FILES["quality"], dpi=110)
         plt.close(fig)
         written["quality"] = str(out / PLOT_FILES["quality"])
-    walls = {name: [r["usage"]["wall_s"] for r in records if r["method"] == name and r.get("usage")]
+    walls = {name: [r["usage"]["wall_s"] for r in records
+                    if r["method"] == name and r.get("usage") and not r["usage"].get("cached_replies")]
              for name in methods}
     walls = {name: values for name, values in walls.items() if values}
     if walls:

@@ -25,6 +25,7 @@ from agent.errors import DisambigError, InputError, ModelUnavailableError
 from agent.evaluation.datasets import Example, load_dataset, read_ids
 from agent.evaluation.llm_cache import ResponseStore, register_cached_model, replay_scope
 from agent.evaluation.scoring import score
+from agent.usage import COUNTERS
 
 # Settings that change how fast a run goes, not what it answers: left out of the settings hash.
 OPERATIONAL = {"concurrency", "request_timeout", "max_retries", "local_threads", "local_parallel", "chroma_url",
@@ -150,9 +151,7 @@ def _output(result: dict) -> dict:
 
 def _usage(result: dict) -> dict:
     usage = result.get("usage") or {}
-    return {**{name: usage.get(name, 0) for name in ("llm_calls", "prompt_tokens", "completion_tokens",
-                                                       "retriever_calls", "retries", "timeouts", "malformed",
-                                                       "abstentions")},
+    return {**{name: usage.get(name, 0) for name in COUNTERS},
             "wall_s": usage.get("wall_s", 0.0), "nodes": usage.get("nodes", {})}
 
 
