@@ -22,6 +22,11 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def _timed(record: dict) -> bool:
+    """Whether the record's latency is real: no reply was replayed from the response cache."""
+    return bool(record.get("usage")) and not record["usage"].get("cached_replies")
+
+
 def summarize_method(records: list[dict]) -> dict:
     """Means of every metric over the questions that have it; costs per query; latency tails."""
     done = [r for r in records if r.get("output") is not None]
@@ -34,8 +39,7 @@ def summarize_method(records: list[dict]) -> dict:
                 for r in done if "gold_ambiguous" in r.get("metrics", {})]
     if labelled:
         quality["detection"] = detection_scores(labelled)
-    # a question whose replies were replayed from the response cache took no real model time
-    walls = [r["usage"]["wall_s"] for r in done if not r["usage"].get("cached_replies")]
+    walls = [r["usage"]["wall_s"] for r in done if _timed(r)]
     cost = {name: _mean([r["usage"][name] for r in done]) for name in COST_FIELDS}
     if done:
         cost["tokens"] = cost["prompt_tokens"] + cost["completion_tokens"]
@@ -120,8 +124,7 @@ def plot(records: list[dict], summary: dict, out: Path) -> dict[str, str]:
         fig.savefig(out / PLOT_FILES["quality"], dpi=110)
         plt.close(fig)
         written["quality"] = str(out / PLOT_FILES["quality"])
-    walls = {name: [r["usage"]["wall_s"] for r in records
-                    if r["method"] == name and r.get("usage") and not r["usage"].get("cached_replies")]
+    walls = {name: [r["usage"]["wall_s"] for r in records if r["method"] == name and _timed(r)]
              for name in methods}
     walls = {name: values for name, values in walls.items() if values}
     if walls:
