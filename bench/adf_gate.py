@@ -24,13 +24,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent.coherence import PRESETS, classify, dispersion, separability  # noqa: E402
+from agent.steps.coherence import PRESETS, classify, dispersion, separability  # noqa: E402
 from agent.context import Context, cache_dir  # noqa: E402
-from agent.corpus import ReadReport, read_passages  # noqa: E402
-from agent.diversify import passage_vectors  # noqa: E402
+from agent.retrieval.corpus import ReadReport, read_passages  # noqa: E402
+from agent.retrieval.retriever import passage_vectors  # noqa: E402
 from agent.evaluation.metrics import detection_scores  # noqa: E402
-from agent.index import IndexStore, ingest  # noqa: E402
-from agent.retrieval import get_retriever  # noqa: E402
+from agent.retrieval.index import IndexStore, ingest  # noqa: E402
+from agent.retrieval.retriever import get_retriever  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_CORPUS = ROOT / "agent" / "data" / "demo_corpus.jsonl"
@@ -83,7 +83,7 @@ def auc(values: list[float], gold: list[bool]) -> float:
 def query_detector_labels(questions: list[str]) -> list[bool] | None:
     """Seed 002's query-only detector, when it is installed in this tree."""
     try:
-        from agent.detector import AMBIGUOUS, load_detector
+        from agent.detector.classifier import AMBIGUOUS, load_detector
     except ImportError:
         return None
     return [label == AMBIGUOUS for label in load_detector().labels(questions)]

@@ -31,10 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agent.context import Context, make_context  # noqa: E402
-from agent.detector import AMBIGUOUS, CLEAR, default_model_path, load_detector  # noqa: E402
-from agent.detector_augment import augment  # noqa: E402
-from agent.detector_train import evaluate, fit, format_report, read_labelled, split_rows, stratified_sample  # noqa: E402
-from agent.embeddings import get_embedder  # noqa: E402
+from agent.detector.classifier import AMBIGUOUS, CLEAR, default_model_path, load_detector  # noqa: E402
+from agent.detector.augment import augment  # noqa: E402
+from agent.detector.report import format_report  # noqa: E402
+from agent.detector.train import evaluate, fit, read_labelled, split_rows, stratified_sample  # noqa: E402
+from agent.retrieval.embeddings import get_embedder  # noqa: E402
 
 AMBIGNQ = ROOT.parent / "shared" / "data" / "ambignq"
 
@@ -63,8 +64,8 @@ def held_out(detector, rows, llm_context, llm_sample: int) -> None:
         report = evaluate(detector, test, llm_context=llm_context, llm_sample=llm_sample, seed=1)
         seconds = time.perf_counter() - started
         sample = stratified_sample(test, llm_sample, 1)
-        from agent.detector import rules_label
-        from agent.detector_train import scores
+        from agent.detector.classifier import rules_label
+        from agent.detector.train import scores
 
         sampled = {"rules only (same sample)": scores([r["label"] for r in sample], [rules_label(r["text"]) for r in sample]),
                    "classifier + lexical rule (same sample)": report["classifier + lexical rule (same sample)"],

@@ -27,11 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agent.corpus import ReadReport, read_passages  # noqa: E402
-from agent.diversify import DiversifyContext, diversify, identify_ambiguity, infer_interpretations  # noqa: E402
+from agent.retrieval.corpus import ReadReport, read_passages  # noqa: E402
+from agent.steps.diversify import DiversifyContext, diversify, identify_ambiguity, infer_interpretations  # noqa: E402
 from agent.evaluation.metrics import exact_presence, mrecall_at_k  # noqa: E402
-from agent.index import IndexStore, ingest  # noqa: E402
-from agent.retrieval import Retriever  # noqa: E402
+from agent.retrieval.index import IndexStore, ingest  # noqa: E402
+from agent.retrieval.retriever import Retriever  # noqa: E402
 from agent.usage import tracked  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"

@@ -31,8 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fake_openai import FakeOpenAI  # noqa: E402
-from tests.schema_reply import schema_reply  # noqa: E402
+from bench.fake_openai import FakeOpenAI  # noqa: E402
+from bench.schema_reply import schema_reply  # noqa: E402
 
 COUNTERS = ("retries", "timeouts", "malformed", "abstentions")
 
@@ -54,7 +54,7 @@ class SeededFaults:
 
 def soak_method(method: str, questions: list[str], index_dir: str, timeout: float, workers: int, seed: int) -> dict:
     """Run the questions `workers` at a time; faults and usage are totalled per method."""
-    from agent import api
+    from agent.app import api
 
     faults = SeededFaults(seed)
     row = {"method": method, "runs": len(questions), "answered": 0, "abstained": 0, "crashed": 0, "errors": [],
@@ -134,8 +134,8 @@ def _comparable(result: dict) -> str:
 
 
 def run_load(method: str, questions: list[str], index_dir: str, workers: int) -> None:
-    from agent import api
-    from agent.index import IndexStore
+    from agent.app import api
+    from agent.retrieval.index import IndexStore
 
     store = IndexStore(index_dir)
     before = (store.count(), store.generation())
@@ -171,7 +171,7 @@ def demo_questions(count: int) -> list[str]:
 
 
 def main() -> None:
-    from agent.methods import METHODS
+    from agent.app.methods import METHODS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--questions", type=int, default=50)
@@ -194,8 +194,8 @@ def main() -> None:
 
 
 def _build_demo_index() -> str:
-    from agent.corpus import ReadReport, read_passages
-    from agent.index import IndexStore, ingest
+    from agent.retrieval.corpus import ReadReport, read_passages
+    from agent.retrieval.index import IndexStore, ingest
 
     path = tempfile.mkdtemp(prefix="bench-faults-")
     ingest(IndexStore(path, create=True), read_passages([str(ROOT / "agent/data/demo_corpus.jsonl")], ReadReport()))

@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agent.bm25 import BM25Index  # noqa: E402
-from agent.index import IndexStore  # noqa: E402
+from agent.retrieval.bm25 import BM25Index  # noqa: E402
+from agent.retrieval.index import IndexStore  # noqa: E402
 
 TOPICS = ["engines", "printers", "games", "planets", "rivers", "coffee", "snakes", "contracts"]
 
@@ -43,7 +43,7 @@ def write_corpus(path: Path, count: int) -> None:
 
 
 def command(corpus: Path, index: Path) -> list[str]:
-    return [sys.executable, "-m", "agent.cli", "ingest", str(corpus), "--index", str(index)]
+    return [sys.executable, "-m", "agent.app.cli", "ingest", str(corpus), "--index", str(index)]
 
 
 def check(index: Path, expected: int) -> dict:

@@ -24,11 +24,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent.bm25 import BM25Index, tokenize  # noqa: E402
-from agent.corpus import ReadReport, read_passages  # noqa: E402
-from agent.embeddings import get_embedder  # noqa: E402
-from agent.index import IndexStore, ingest  # noqa: E402
-from agent.retrieval import Retriever  # noqa: E402
+from agent.retrieval.bm25 import BM25Index, tokenize  # noqa: E402
+from agent.retrieval.corpus import ReadReport, read_passages  # noqa: E402
+from agent.retrieval.embeddings import get_embedder  # noqa: E402
+from agent.retrieval.index import IndexStore, ingest  # noqa: E402
+from agent.retrieval.retriever import Retriever  # noqa: E402
 
 
 def zipf_vocabulary(size: int, seed: int = 7) -> tuple[list[str], np.ndarray]:
@@ -85,7 +85,7 @@ class RandomVectors:
 
 
 def build_synthetic_index(size: int, workdir: Path) -> tuple[IndexStore, list[list[str]]]:
-    import agent.index as index_module
+    import agent.retrieval.index as index_module
 
     words, probabilities = zipf_vocabulary(50000)
     texts = synthetic_texts(size, words, probabilities, seed=size)

@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agent.context import Context, make_context  # noqa: E402
-from agent.detector import AMBIGUOUS, load_detector  # noqa: E402
-from agent.embeddings import get_embedder  # noqa: E402
+from agent.detector.classifier import AMBIGUOUS, load_detector  # noqa: E402
+from agent.retrieval.embeddings import get_embedder  # noqa: E402
 from graphs.rewrite import earlier_turns, rewrite_question  # noqa: E402
 
 DATA = ROOT / "agent" / "data" / "rewrite_conversations.jsonl"

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agent.context import make_context  # noqa: E402
-from agent.grounding import answer_support, entailed  # noqa: E402
+from agent.steps.grounding import answer_support, entailed  # noqa: E402
 from agent.usage import UsageRecorder, _current, map_concurrent  # noqa: E402
 from graphs.verdict import VERDICTContext, llm_concurrency  # noqa: E402
 

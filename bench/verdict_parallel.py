@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/verdict_parallel.py [--latency 0.2] [--k 20] [--repeats 3] [--index DIR]
 
-Every chat call takes `latency` seconds on the fake server (tests/fake_openai.py), so the LLM
+Every chat call takes `latency` seconds on the fake server (bench/fake_openai.py), so the LLM
 critical path of one question is relax + ceil(k / concurrency) extraction rounds + synthesis.
 The whole graph (retrieval, embedding, clustering included) is timed at concurrency 1 and 8
 (and 4 for reference); grounding is `overlap` (no extra calls). Targets: concurrency 8 at
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fake_openai import FakeOpenAI  # noqa: E402
+from bench.fake_openai import FakeOpenAI  # noqa: E402
 
 SENSES = {"Hewlett-Packard": "the technology company", "orsepower": "the unit of power", "it points": "games"}
 
@@ -47,8 +47,8 @@ def fake_reply(request: dict) -> str:
 
 
 def build_index(directory: str) -> str:
-    from agent.corpus import ReadReport, read_passages
-    from agent.index import IndexStore, ingest
+    from agent.retrieval.corpus import ReadReport, read_passages
+    from agent.retrieval.index import IndexStore, ingest
 
     store = IndexStore(directory, create=True)
     if store.count() == 0:
@@ -63,7 +63,7 @@ def cpu_seconds() -> float:
 
 def run_once(index: str, k: int, concurrency: int) -> tuple[float, float, dict]:
     """(wall s, process CPU s, result) of one question; the CPU time includes the fake server."""
-    from agent import api
+    from agent.app import api
 
     context = {"model": "openai:fake", "index_dir": index, "k": k, "concurrency": concurrency, "max_retries": 0}
     started, cpu = time.perf_counter(), cpu_seconds()

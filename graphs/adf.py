@@ -19,7 +19,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import Field
 
-from agent.coherence import (
+from agent.steps.coherence import (
     MIN_DECOMPOSE_PASSAGES,
     PRESETS,
     Gate,
@@ -31,13 +31,13 @@ from agent.coherence import (
     separability,
 )
 from agent.context import Context
-from agent.diversify import passage_vectors  # the index's own vectors, shared with DIVA
+from agent.retrieval.retriever import passage_vectors
 from agent.errors import InputError, validate_question
-from agent.llm import generate_structured, generate_text
-from agent.nodes import synthesize_answer
-from agent.prompts import format_passages
-from agent.retrieval import get_retriever, reciprocal_rank_fusion
-from agent.schemas import OrderedModel
+from agent.llm.calls import generate_structured, generate_text
+from agent.steps.nodes import synthesize_answer
+from agent.llm.prompts import format_passages
+from agent.retrieval.retriever import get_retriever, reciprocal_rank_fusion
+from agent.llm.schemas import OrderedModel
 from agent.state import InputState, OutputState, Passage, RAGState
 from agent.usage import emit, map_concurrent, tracked
 

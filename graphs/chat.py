@@ -25,7 +25,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from typing_extensions import NotRequired, TypedDict
 
-from agent.clarify import (
+from agent.steps.clarify import (
     clarification_options,
     clarification_request,
     focus_guidance,
@@ -35,8 +35,8 @@ from agent.clarify import (
 )
 from agent.context import Context, make_context
 from agent.errors import InputError
-from agent.methods import METHODS, load_method
-from agent.nodes import synthesize_answer
+from agent.app.methods import METHODS, load_method
+from agent.steps.nodes import synthesize_answer
 from agent.state import OutputState
 from agent.usage import emit, tracked
 from graphs.rewrite import (

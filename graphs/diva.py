@@ -3,7 +3,7 @@
 identify_ambiguity_type -> infer_pseudo_interpretations -> retrieve_diversified ->
 verify_passages -> Useful / PartialUseful: extract_interpretations -> synthesize_answer;
 Useless: answer_closed_book (the model's own knowledge, flagged as not supported by the corpus).
-The diversify and verify steps are shared with the DtV baseline (agent/diversify.py).
+The diversify and verify steps are shared with the DtV baseline (agent/steps/diversify.py).
 """
 
 from dataclasses import dataclass, field
@@ -13,7 +13,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from agent.diversify import (
+from agent.steps.diversify import (
     DiversifyContext,
     DiversifyState,
     identify_ambiguity,
@@ -23,10 +23,11 @@ from agent.diversify import (
     verify_passages,
 )
 from agent.errors import validate_question
-from agent.llm import generate_structured
-from agent.nodes import MODEL_FAILED, answer_update, interpretations_from, synthesize_answer
-from agent.prompts import clean_answer, format_passages
-from agent.schemas import CitedInterpretation
+from agent.llm.calls import generate_structured
+from agent.steps.nodes import MODEL_FAILED, answer_update, interpretations_from, synthesize_answer
+from agent.llm.answers import clean_answer
+from agent.llm.prompts import format_passages
+from agent.llm.schemas import CitedInterpretation
 from agent.state import InputState, OutputState
 from agent.usage import emit, tracked
 

@@ -13,8 +13,8 @@ from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
 
-from agent.diversify import DiversifyContext, DiversifyState, infer_pseudo_interpretations, retrieve_diversified, verify_passages
-from agent.nodes import answer_update, synthesize_answer
+from agent.steps.diversify import DiversifyContext, DiversifyState, infer_pseudo_interpretations, retrieve_diversified, verify_passages
+from agent.steps.nodes import answer_update, synthesize_answer
 from agent.state import InputState, OutputState
 from agent.usage import tracked
 

@@ -17,13 +17,14 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from agent.context import Context
-from agent.diversify import passage_vectors  # the index's own vectors, shared with DIVA
+from agent.retrieval.retriever import passage_vectors
 from agent.errors import validate_question
-from agent.llm import generate_structured, generate_text
-from agent.nodes import MODEL_FAILED, NO_PASSAGES, answer_update, interpretations_from
-from agent.prompts import clean_answer, format_passages
-from agent.retrieval import get_retriever
-from agent.schemas import Synthesis
+from agent.llm.calls import generate_structured, generate_text
+from agent.steps.nodes import MODEL_FAILED, NO_PASSAGES, answer_update, interpretations_from
+from agent.llm.answers import clean_answer
+from agent.llm.prompts import format_passages
+from agent.retrieval.retriever import get_retriever
+from agent.llm.schemas import Synthesis
 from agent.state import InputState, OutputState, Passage, RAGState
 from agent.usage import emit, tracked
 

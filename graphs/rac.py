@@ -6,8 +6,8 @@ feedback and no consolidation."""
 
 from langgraph.graph import END, START, StateGraph
 
-from agent.nodes import retrieve, synthesize_answer
-from agent.relax import RelaxedRetrievalContext, relax_query
+from agent.steps.nodes import retrieve, synthesize_answer
+from agent.steps.relax import RelaxedRetrievalContext, relax_query
 from agent.state import InputState, OutputState, RAGState
 
 builder = StateGraph(

@@ -23,10 +23,10 @@ from langgraph.types import Overwrite
 from pydantic import BaseModel, Field
 
 from agent.context import Context, make_context
-from agent.detector import AMBIGUOUS, load_detector
+from agent.detector.classifier import AMBIGUOUS, load_detector
 from agent.errors import InputError, validate_question
-from agent.llm import generate_structured
-from agent.methods import load_method
+from agent.llm.calls import generate_structured
+from agent.app.methods import load_method
 from agent.state import InputState, OutputState, RAGState
 from agent.usage import emit, tracked
 

@@ -4,7 +4,7 @@ interpretations it finds with short answers and writes a long-form answer citing
 from langgraph.graph import END, START, StateGraph
 
 from agent.context import Context
-from agent.nodes import retrieve, synthesize_answer
+from agent.steps.nodes import retrieve, synthesize_answer
 from agent.state import InputState, OutputState, RAGState
 
 builder = StateGraph(RAGState, context_schema=Context, input_schema=InputState, output_schema=OutputState)

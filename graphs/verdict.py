@@ -15,18 +15,19 @@ from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from agent.consolidation import PRESETS, EmbeddingMode, PresetName, consolidate_pairs, pair_text, preset
+from agent.steps.consolidation import PRESETS, EmbeddingMode, PresetName, consolidate_pairs, pair_text, preset
 from agent.context import _env_field
 from agent.errors import InputError
-from agent.extraction import Extracted, extract_one, related_questions
-from agent.grounding import GroundingMode, entailed, overlap_problem
-from agent.llm import generate_structured
-from agent.models import PACKAGED
-from agent.nodes import answer_update, retrieve
-from agent.prompts import clean_answer, format_passages
-from agent.relax import RelaxedRetrievalContext, relax_query
-from agent.retrieval import get_retriever
-from agent.schemas import OrderedModel
+from agent.steps.extraction import Extracted, extract_one, related_questions
+from agent.steps.grounding import GroundingMode, entailed, overlap_problem
+from agent.llm.calls import generate_structured
+from agent.llm.models import PACKAGED
+from agent.steps.nodes import answer_update, retrieve
+from agent.llm.answers import clean_answer
+from agent.llm.prompts import format_passages
+from agent.steps.relax import RelaxedRetrievalContext, relax_query
+from agent.retrieval.retriever import get_retriever
+from agent.llm.schemas import OrderedModel
 from agent.state import InputState, OutputState, RAGState
 from agent.usage import emit, map_concurrent, tracked
 from pydantic import Field

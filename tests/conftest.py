@@ -34,8 +34,8 @@ def isolated_environment(tmp_path_factory):
 @pytest.fixture(scope="session")
 def demo_index(tmp_path_factory) -> str:
     """An index of the bundled demo corpus, built once per test session."""
-    from agent.corpus import ReadReport, read_passages
-    from agent.index import IndexStore, ingest
+    from agent.retrieval.corpus import ReadReport, read_passages
+    from agent.retrieval.index import IndexStore, ingest
 
     path = tmp_path_factory.mktemp("demo-index")
     store = IndexStore(str(path), create=True)
@@ -46,7 +46,7 @@ def demo_index(tmp_path_factory) -> str:
 @pytest.fixture
 def scripted():
     """Register a fresh ScriptedChatModel as model "scripted"; tests add rules to it."""
-    from agent.models import register_chat_model
+    from agent.llm.models import register_chat_model
 
     model = ScriptedChatModel()
     register_chat_model("scripted", lambda context: model)

@@ -9,8 +9,8 @@ import numpy as np
 import openai
 import pytest
 
-from agent import api
-from agent.coherence import (
+from agent.app import api
+from agent.steps.coherence import (
     PRESETS,
     adaptive_k,
     classify,
@@ -21,7 +21,7 @@ from agent.coherence import (
 )
 from agent.context import Context
 from agent.errors import InputError
-from agent.retrieval import get_retriever
+from agent.retrieval.retriever import get_retriever
 from graphs.adf import ADFContext
 
 SYNTHESIS = json.dumps({
@@ -249,8 +249,8 @@ def test_fewer_than_four_passages_fall_back_to_direct_answering(scripted, demo_i
 @pytest.fixture(scope="module")
 def jaguar_index(tmp_path_factory):
     """Two readings of "jaguar" plus two unrelated topics, so 4 clusters of which 2 are noise."""
-    from agent.corpus import ReadReport, read_passages
-    from agent.index import IndexStore, ingest
+    from agent.retrieval.corpus import ReadReport, read_passages
+    from agent.retrieval.index import IndexStore, ingest
 
     docs = [
         ("cat-1", "Jaguar (animal)", "The jaguar is a large cat native to the Americas, the third largest cat."),
@@ -343,7 +343,7 @@ def test_a_threads_next_question_drops_the_previous_sub_questions(scripted, demo
 
 
 def test_cli_ask_method_adf(capsys, scripted, demo_index):
-    from agent.cli import main
+    from agent.app.cli import main
 
     script(scripted)
     code = main(["ask", "What is HP?", "--method", "adf", "--model", "scripted", "--index", demo_index,
@@ -356,7 +356,7 @@ def test_cli_ask_method_adf(capsys, scripted, demo_index):
 def test_adf_and_iterative_are_registered():
     from pathlib import Path
 
-    from agent.methods import METHODS
+    from agent.app.methods import METHODS
 
     graphs = json.loads((Path(__file__).resolve().parents[1] / "langgraph.json").read_text())["graphs"]
     assert graphs["adf"] == "./graphs/adf.py:graph" and graphs["iterative"] == "./graphs/iterative.py:graph"

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from agent.bm25 import BM25Index, tokenize
+from agent.retrieval.bm25 import BM25Index, tokenize
 
 
 def random_corpus(seed: int, documents: int = 400, vocabulary: int = 80):

@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from agent.conversation import ChatSession, chat_context, open_checkpointer
+from agent.app.conversation import ChatSession, chat_context, open_checkpointer
 from agent.errors import InputError
 from graphs.chat import builder, method_context
 from tests.chat_script import FOCUS_MARKER, FOCUSED, ONE_MEANING, REWRITE_MARKER, TWO_MEANINGS, chat_rules

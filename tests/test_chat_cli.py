@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent.cli import main
+from agent.app.cli import main
 from tests.chat_script import FOCUSED, chat_rules
 
 
@@ -61,7 +61,7 @@ def test_bad_method_is_one_line_error(chat):
 
 
 def test_serve_prints_a_config_with_every_graph(capsys):
-    from agent.methods import METHODS
+    from agent.app.methods import METHODS
 
     assert main(["serve", "--print-config", "--port", "8123"]) == 0
     captured = capsys.readouterr()
@@ -72,7 +72,7 @@ def test_serve_prints_a_config_with_every_graph(capsys):
 
 
 def test_terminal_shows_the_cleaned_answer_after_a_looping_stream():
-    from agent.chat_cli import Terminal
+    from agent.app.chat_cli import Terminal
 
     out, err = io.StringIO(), io.StringIO()
     terminal = Terminal(out=out, err=err)
@@ -88,7 +88,7 @@ def test_terminal_shows_the_cleaned_answer_after_a_looping_stream():
 
 
 def test_terminal_prints_an_answer_that_did_not_stream():
-    from agent.chat_cli import Terminal
+    from agent.app.chat_cli import Terminal
 
     out = io.StringIO()
     terminal = Terminal(out=out, err=io.StringIO())

@@ -1,8 +1,8 @@
-"""agent/clarify.py: which interpretations become options, and how a reply picks one."""
+"""agent/steps/clarify.py: which interpretations become options, and how a reply picks one."""
 
 import pytest
 
-from agent.clarify import (
+from agent.steps.clarify import (
     clarification_options,
     clarification_request,
     focus_guidance,

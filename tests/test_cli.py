@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from agent.cli import main
+from agent.app.cli import main
 from tests.test_vanilla import SYNTHESIS
 
 

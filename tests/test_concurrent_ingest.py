@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import threading
 
-import agent.index
-from agent.bm25 import BM25Index
-from agent.corpus import ReadReport, read_passages
-from agent.index import IndexStore, ingest
-from agent.retrieval import Retriever
+import agent.retrieval.index
+from agent.retrieval.bm25 import BM25Index
+from agent.retrieval.corpus import ReadReport, read_passages
+from agent.retrieval.index import IndexStore, ingest
+from agent.retrieval.retriever import Retriever
 from tests.conftest import DEMO_CORPUS
 
 QUERIES = ["What is HP?", "jaguar car maker", "Mercury planet orbit", "Python programming language",
@@ -29,7 +29,7 @@ def test_queries_during_an_ingest_see_old_or_new_passages_never_half_written(tmp
     ingest(store, read_passages([str(first)], ReadReport()))
     before = store.count()
     retriever = Retriever(store)
-    monkeypatch.setattr(agent.index, "BATCH", 8)  # many small commits: many moments to look at
+    monkeypatch.setattr(agent.retrieval.index, "BATCH", 8)  # many small commits: many moments to look at
 
     writer = threading.Thread(target=lambda: ingest(store, read_passages([str(second)], ReadReport())))
     seen, problems, rounds, during = set(), [], 0, 0

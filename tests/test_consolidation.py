@@ -4,7 +4,7 @@ import hdbscan
 import numpy as np
 import pytest
 
-from agent.consolidation import (
+from agent.steps.consolidation import (
     PRESETS, ClusterPreset, cluster_labels, consolidate_pairs, cosine_distances, groups_from_labels, medoid, pair_text,
 )
 from agent.errors import InputError
@@ -150,7 +150,7 @@ def test_groups_from_labels_and_pair_text_modes():
 
 
 def test_unknown_preset_is_an_input_error():
-    from agent.consolidation import preset
+    from agent.steps.consolidation import preset
 
     assert preset("conservative") is PRESETS["conservative"]
     with pytest.raises(InputError, match="conservative"):

@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from agent.corpus import ReadReport, chunk_text, content_id, read_passages
+from agent.retrieval.corpus import ReadReport, chunk_text, content_id, read_passages
 from agent.errors import InputError
-from agent.tokens import count_tokens
+from agent.retrieval.tokens import count_tokens
 
 
 def test_chunks_respect_the_token_budget_and_overlap():

@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from agent.cli import main
-from agent.detector import AMBIGUOUS, CLEAR, AmbiguityDetector, load_detector, normalize_label, rules_label
-from agent.detector_llm import llm_label, parse_verdict
-from agent.detector_train import evaluate, read_labelled, scores, split_rows
+from agent.app.cli import main
+from agent.detector.classifier import AMBIGUOUS, CLEAR, AmbiguityDetector, load_detector, normalize_label, rules_label
+from agent.detector.llm_baseline import llm_label, parse_verdict
+from agent.detector.train import evaluate, read_labelled, scores, split_rows
 from agent.errors import InputError
 
 DIMENSIONS = 384 + 3

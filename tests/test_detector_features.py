@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from agent.detector_augment import augment, drop_entity_type, insert_referential, omit_details, vague_statement
-from agent.detector_features import (
+from agent.detector.augment import augment, drop_entity_type, insert_referential, omit_details, vague_statement
+from agent.detector.features import (
     DEFAULT_ENTITY_TYPES, coleman_liau, lexical_ambiguity, mask_entities, numeric_features, parse_entity_types,
     query_length, referential_count,
 )

@@ -4,10 +4,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from agent import api
-from agent.diversify import AmbiguityTypes, clean_interpretations, diversified_scores, diversify, grade
-from agent.embeddings import get_embedder
-from agent.retrieval import get_retriever
+from agent.app import api
+from agent.steps.diversify import AmbiguityTypes, clean_interpretations, diversified_scores, diversify, grade
+from agent.retrieval.embeddings import get_embedder
+from agent.retrieval.retriever import get_retriever
 from graphs.diva import UNSUPPORTED
 from tests.diversify_script import (
     CLOSED_BOOK, EXTRACT, INFER, READINGS, SYNTHESIZE, VERIFY, calls_with, script,
@@ -205,7 +205,7 @@ def test_ambiguity_labels_are_normalized_and_interpretations_cleaned():
 
 
 def test_cli_ask_method_diva(capsys, scripted, demo_index):
-    from agent.cli import main
+    from agent.app.cli import main
 
     script(scripted, verdicts=dict.fromkeys(READINGS, "Yes"))
     code = main(["ask", "What is HP?", "--method", "diva", "--index", demo_index, "--model", "scripted", "--json"])

@@ -2,10 +2,10 @@ import json
 
 import pytest
 
-import agent.diversify
+import agent.steps.diversify
 import graphs.diva
 import graphs.dtv
-from agent import api
+from agent.app import api
 from graphs.dtv import NOTHING_VERIFIED
 from tests.diversify_script import IDENTIFY, INFER, READINGS, SYNTHESIZE, VERIFY, calls_with, script
 
@@ -70,12 +70,12 @@ def test_dtv_garbage_verdict_counts_as_no(scripted, demo_index):
 
 @pytest.mark.parametrize("name", ["infer_pseudo_interpretations", "retrieve_diversified", "verify_passages"])
 def test_diva_and_dtv_share_one_implementation_of_each_step(name):
-    shared = getattr(agent.diversify, name)
+    shared = getattr(agent.steps.diversify, name)
     assert getattr(graphs.diva, name) is shared and getattr(graphs.dtv, name) is shared
 
 
 def test_cli_ask_method_dtv(capsys, scripted, demo_index):
-    from agent.cli import main
+    from agent.app.cli import main
 
     script(scripted, verdicts=dict.fromkeys(READINGS, "Yes"))
     code = main(["ask", "What is HP?", "--method", "dtv", "--index", demo_index, "--model", "scripted", "--json"])

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.integration
 
 
 def disambig(*argv, env=None):
-    return subprocess.run([sys.executable, "-m", "agent.cli", *argv], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "agent.app.cli", *argv], capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, timeout=900)
 
 

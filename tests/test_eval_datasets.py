@@ -8,8 +8,8 @@ import pytest
 from agent.context import Context
 from agent.errors import IndexMissingError, InputError
 from agent.evaluation.datasets import load_dataset, read_ids
-from agent.fixed_universe import fixed_universe
-from agent.retrieval import get_retriever
+from agent.retrieval.fixed_universe import fixed_universe
+from agent.retrieval.retriever import get_retriever
 from tests.conftest import shared_data
 
 

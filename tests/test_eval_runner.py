@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from agent.cli import main
+from agent.app.cli import main
 from agent.errors import InputError
 from agent.evaluation.runner import EvalConfig, run_eval
-from agent.prompts import prompts_fingerprint
+from agent.llm.prompts import prompts_fingerprint
 
 QUESTIONS = [
     {"id": "hp", "question": "What is HP?", "ambiguous": True,
@@ -106,7 +106,7 @@ def test_changed_prompt_files_rerun_finished_questions(scripted, demo_index, dat
     scripted.rules.append(("Reply with JSON", reply))
     first = run_eval(config(dataset, tmp_path, demo_index))
     assert first["settings"]["vanilla"]["prompts"] == prompts_fingerprint()
-    monkeypatch.setattr("agent.prompts.prompts_fingerprint", lambda: "edited-prompts")
+    monkeypatch.setattr("agent.llm.prompts.prompts_fingerprint", lambda: "edited-prompts")
     second = run_eval(config(dataset, tmp_path, demo_index, out="out2"))
     assert second["run"]["questions_run"] == 3 and second["settings_hash"] != first["settings_hash"]
     # the rendered messages did not really change here, so every reply still came from the LLM cache

@@ -1,7 +1,7 @@
 """Every method graph survives a misbehaving model server, and counts what went wrong.
 
 The fake OpenAI server answers every structured call with a valid instance of the requested
-schema (tests.schema_reply) and injects faults on a fixed schedule: HTTP 503s, malformed JSON,
+schema (bench.schema_reply) and injects faults on a fixed schedule: HTTP 503s, malformed JSON,
 and replies slower than the request timeout. Each run must end with an answer or an explicit
 abstention / closed-book flag, never an exception or a hang, and `usage` must account for
 every injected fault: the model layer turns each failed attempt into one retry or, on the
@@ -15,14 +15,14 @@ import threading
 
 import pytest
 
-import agent.llm
-from agent import api
-from agent.cli import main
+import agent.llm.calls
+from agent.app import api
+from agent.app.cli import main
 from agent.errors import ModelUnavailableError
-from agent.methods import METHODS
+from agent.app.methods import METHODS
 from tests.conftest import ROOT
-from tests.fake_openai import FakeOpenAI, closed_port_url
-from tests.schema_reply import schema_reply
+from bench.fake_openai import FakeOpenAI, closed_port_url
+from bench.schema_reply import schema_reply
 
 QUESTIONS = json.loads((ROOT / "agent" / "data" / "demo_questions.json").read_text())["questions"]
 SAMPLE = [QUESTIONS[0]["question"], next(q["question"] for q in QUESTIONS if q["label"] != "ambiguous")]
@@ -50,7 +50,7 @@ class FaultLog:
 @pytest.fixture
 def fast_backoff(monkeypatch):
     """Keep the bounded backoff but make it short, so the suite stays fast."""
-    monkeypatch.setattr(agent.llm, "_backoff", lambda attempt: 0.01 * (attempt + 1))
+    monkeypatch.setattr(agent.llm.calls, "_backoff", lambda attempt: 0.01 * (attempt + 1))
 
 
 def run_guarded(question: str, method: str, context: dict) -> dict:
@@ -138,13 +138,13 @@ def test_garbage_with_a_brace_is_malformed_not_an_empty_answer():
         items: list[str] = []
 
     with pytest.raises(ValueError):
-        agent.llm.parse_json_reply("this is not json {", Lenient)
-    assert agent.llm.parse_json_reply('{"items": ["a", "b"', Lenient).items == ["a", "b"]
+        agent.llm.calls.parse_json_reply("this is not json {", Lenient)
+    assert agent.llm.calls.parse_json_reply('{"items": ["a", "b"', Lenient).items == ["a", "b"]
 
 
 def test_concurrent_first_asks_open_the_index_once_and_match_sequential(demo_index, monkeypatch):
     """Threads asking at once on a cold process used to race chromadb's client registry."""
-    import agent.retrieval
+    import agent.retrieval.retriever
     from concurrent.futures import ThreadPoolExecutor
 
     questions = [q["question"] for q in QUESTIONS[:8]]
@@ -152,7 +152,7 @@ def test_concurrent_first_asks_open_the_index_once_and_match_sequential(demo_ind
         monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-load")
         context = {"model": "openai:fake", "index_dir": demo_index}
-        agent.retrieval._retriever.cache_clear()
+        agent.retrieval.retriever._retriever.cache_clear()
         with ThreadPoolExecutor(max_workers=8) as pool:
             concurrent = list(pool.map(lambda q: api.ask(q, "vanilla", context), questions))
         sequential = [api.ask(q, "vanilla", context) for q in questions]

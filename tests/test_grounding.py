@@ -2,8 +2,8 @@
 
 import pytest
 
-from agent.extraction import abstention_reason, name_sense, related_questions
-from agent.grounding import Entailment, answer_support, content_tokens, tokens
+from agent.steps.extraction import abstention_reason, name_sense, related_questions
+from agent.steps.grounding import Entailment, answer_support, content_tokens, tokens
 
 PASSAGE = ("Hewlett-Packard, usually shortened to HP, is an American technology company founded in 1939 "
            "by Bill Hewlett and David Packard. A character's HP could not exceed 9,999.")

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent import api
-from agent.cli import main
-from agent.corpus import ReadReport, read_passages
+from agent.app import api
+from agent.app.cli import main
+from agent.retrieval.corpus import ReadReport, read_passages
 from agent.errors import MAX_QUESTION_CHARS, InputError, validate_question
 
 SYNTHESIS = json.dumps({"passage_meanings": [], "interpretations": [], "answer": "scripted answer"})

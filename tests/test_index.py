@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from agent.corpus import ReadReport, read_passages
+from agent.retrieval.corpus import ReadReport, read_passages
 from agent.errors import IndexMissingError
-from agent.index import IndexStore, ingest
+from agent.retrieval.index import IndexStore, ingest
 
 
 def write_corpus(path, count):
@@ -61,7 +61,7 @@ def test_ingest_killed_with_sigkill_then_rerun_is_complete(tmp_path):
     corpus = tmp_path / "docs.jsonl"
     write_corpus(corpus, 700)
     index_dir = str(tmp_path / "index")
-    command = [sys.executable, "-m", "agent.cli", "ingest", str(corpus), "--index", index_dir]
+    command = [sys.executable, "-m", "agent.app.cli", "ingest", str(corpus), "--index", index_dir]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ.copy())
     deadline = time.time() + 120
     # kill once some passages are committed but the run is not finished
@@ -80,6 +80,6 @@ def test_ingest_killed_with_sigkill_then_rerun_is_complete(tmp_path):
     assert len(passage_ids) == 700 == len(set(passage_ids))
     assert sorted(vector_ids) == sorted(passage_ids)
     assert store.sparse_is_current()
-    from agent.bm25 import BM25Index
+    from agent.retrieval.bm25 import BM25Index
 
     assert sorted(BM25Index.load(store.bm25_path).ids) == sorted(passage_ids)

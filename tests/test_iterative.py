@@ -9,10 +9,10 @@ import openai
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent import api
+from agent.app import api
 from agent.context import Context
-from agent.diversify import passage_vectors
-from agent.retrieval import get_retriever
+from agent.retrieval.retriever import passage_vectors
+from agent.retrieval.retriever import get_retriever
 from graphs.iterative import clean_query, novelty, progress_score
 
 REFORMULATE_MARKER = "Searches so far"
@@ -140,7 +140,7 @@ def test_a_threads_next_question_starts_a_fresh_loop(scripted, demo_index):
 
 
 def test_cli_ask_method_iterative(capsys, scripted, demo_index):
-    from agent.cli import main
+    from agent.app.cli import main
 
     scripted.rules.extend([(REFORMULATE_MARKER, list(QUERIES)), (SYNTH_MARKER, draft(1))])
     code = main(["ask", "What is HP?", "--method", "iterative", "--model", "scripted", "--index", demo_index,

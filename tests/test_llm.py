@@ -8,10 +8,10 @@ from pydantic import BaseModel
 
 from agent.context import Context
 from agent.errors import InputError, ModelUnavailableError
-from agent.llm import call_model, generate_structured, generate_text, parse_json_reply
-from agent.models import get_chat_model
+from agent.llm.calls import call_model, generate_structured, generate_text, parse_json_reply
+from agent.llm.models import get_chat_model
 from agent.usage import UsageRecorder, _current
-from tests.fake_openai import FakeOpenAI
+from bench.fake_openai import FakeOpenAI
 
 
 class Pair(BaseModel):

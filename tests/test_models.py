@@ -7,7 +7,7 @@ import pytest
 
 from agent.context import Context, default_model, make_context
 from agent.errors import InputError, ModelUnavailableError
-from agent.models import PackagedWeights, assemble_weights
+from agent.llm.models import PackagedWeights, assemble_weights
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ def setup_cell(index: Path) -> nbformat.NotebookNode:
         os.environ.update({{"DISAMBIG_MODEL": "scripted", "AGENT_MODEL": "scripted-agent",
                            "DISAMBIG_INDEX": {str(index)!r}, "DISAMBIG_TORCH_THREADS": "2",
                            "ANONYMIZED_TELEMETRY": "False"}})
-        from agent.models import register_chat_model
+        from agent.llm.models import register_chat_model
         from tests.agent_script import ToolCallingScript
         from tests.chat_script import chat_rules
         from tests.scripted import ScriptedChatModel
@@ -55,7 +55,7 @@ def test_committed_notebooks_have_no_outputs(name):
 
 
 def test_quickstart_ingests_asks_every_method_and_compares(tmp_path):
-    from agent.methods import METHODS
+    from agent.app.methods import METHODS
 
     notebook = run_notebook("quickstart.ipynb", tmp_path / "index")
     outputs = "\n".join(text_of(cell) for cell in notebook.cells)

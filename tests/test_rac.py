@@ -7,7 +7,8 @@ import openai
 
 import graphs.rac
 import graphs.verdict
-from agent import api, nodes, relax
+from agent.app import api
+from agent.steps import nodes, relax
 
 RELAX = "Write one broader search query"
 SYNTHESIZE = "passage_meanings"
@@ -81,7 +82,7 @@ def test_clean_search_query_strips_labels_quotes_and_bullets():
 
 
 def test_cli_ask_method_rac(capsys, scripted, demo_index):
-    from agent.cli import main
+    from agent.app.cli import main
 
     scripted.rules.extend([(RELAX, "HP"), (SYNTHESIZE, SYNTHESIS)])
     assert main(["ask", "What is HP?", "--method", "rac", "--model", "scripted", "--index", demo_index]) == 0

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from agent.cli import main
-from tests.fake_openai import FakeOpenAI
+from agent.app.cli import main
+from bench.fake_openai import FakeOpenAI
 from tests.test_vanilla import SYNTHESIS
 
 
@@ -69,7 +69,7 @@ def test_ask_through_an_openai_compatible_server(demo_index, capsys, monkeypatch
 
 
 def test_openai_compatible_embeddings(tmp_path, monkeypatch):
-    from agent.embeddings import OpenAIEmbedder
+    from agent.retrieval.embeddings import OpenAIEmbedder
 
     with FakeOpenAI() as fake:
         monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from agent.context import Context
-from agent.corpus import ReadReport, read_passages
+from agent.retrieval.corpus import ReadReport, read_passages
 from agent.errors import IndexMissingError, InputError
-from agent.index import IndexStore, ingest
-from agent.retrieval import Retriever, get_retriever, reciprocal_rank_fusion
+from agent.retrieval.index import IndexStore, ingest
+from agent.retrieval.retriever import Retriever, get_retriever, reciprocal_rank_fusion
 
 PASSAGES = [
     ("hp-company", "Hewlett-Packard", "Hewlett-Packard was founded in 1939 by Bill Hewlett and David Packard in Palo Alto."),

@@ -6,7 +6,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent import api
+from agent.app import api
 from agent.errors import InputError
 from graphs.rewrite import earlier_turns, format_history
 

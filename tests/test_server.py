@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from tests.chat_script import FOCUSED, fake_openai_reply
-from tests.fake_openai import FakeOpenAI
+from bench.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTUP_SECONDS = 300  # the CPU is shared; a cold start imports torch, chromadb and every graph
@@ -84,7 +84,8 @@ def fake():
 
 IMPORT_CHECK = """
 import importlib.util, json, re, sys
-from agent import embeddings, models, retrieval
+from agent.llm import models
+from agent.retrieval import embeddings, retriever as retrieval
 graphs = json.load(open("langgraph.json"))["graphs"]
 for name, spec in graphs.items():
     assert re.fullmatch(r"[a-z][a-z0-9_]*", name), name
@@ -104,7 +105,7 @@ print(sorted(graphs))
 
 def test_langgraph_json_graphs_load_without_checkpointers_or_clients():
     """Import each graph the way the server does, in a fresh interpreter."""
-    from agent.methods import METHODS
+    from agent.app.methods import METHODS
 
     done = subprocess.run([sys.executable, "-c", IMPORT_CHECK], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -142,7 +143,7 @@ def test_langgraph_dev_loads_every_graph_for_studio_and_runs_one(fake, demo_inde
 
 def test_disambig_serve_streams_a_chat_thread_through_a_clarification(fake, demo_index, tmp_path):
     port = free_port()
-    command = [sys.executable, "-m", "agent.cli", "serve", "--port", str(port), "--state-dir", str(tmp_path / "srv")]
+    command = [sys.executable, "-m", "agent.app.cli", "serve", "--port", str(port), "--state-dir", str(tmp_path / "srv")]
     process = start(command, tmp_path, server_env(fake, demo_index), port, tmp_path / "server.log")
     try:
         base = f"http://127.0.0.1:{port}"

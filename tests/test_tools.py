@@ -1,4 +1,4 @@
-"""agent/tools.py: the compact result, the needs_clarification option, errors as data, and
+"""agent/app/tools.py: the compact result, the needs_clarification option, errors as data, and
 `create_agent` calling the tool with a scripted tool-calling model."""
 
 import json
@@ -6,7 +6,7 @@ import json
 import pytest
 from langchain.agents import create_agent
 
-from agent.tools import TOOL_METHODS, AskDocuments, ask_documents, make_ask_tool
+from agent.app.tools import TOOL_METHODS, AskDocuments, ask_documents, make_ask_tool
 from tests.agent_script import ToolCallingScript
 from tests.chat_script import TWO_MEANINGS, chat_rules
 

@@ -2,8 +2,8 @@ import json
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent import api
-from agent.nodes import MODEL_FAILED
+from agent.app import api
+from agent.steps.nodes import MODEL_FAILED
 
 SYNTHESIS = json.dumps({
     "interpretations": [

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from agent import api
+from agent.app import api
 from agent.errors import InputError
 from graphs.verdict import NO_SUMMARY, NOTHING_GROUNDED, VERDICTContext
 
@@ -237,7 +237,7 @@ def test_synthesis_failure_falls_back_to_the_related_questions(scripted, demo_in
 
 
 def test_question_only_embedding_mode_embeds_the_interpretations_alone(scripted, demo_index, monkeypatch):
-    from agent.retrieval import Retriever
+    from agent.retrieval.retriever import Retriever
 
     embedded: list[list[str]] = []
     original = Retriever.embed_queries
@@ -272,7 +272,7 @@ def test_defaults_follow_the_paper():
 
 
 def test_cli_ask_method_verdict(capsys, scripted, demo_index):
-    from agent.cli import main
+    from agent.app.cli import main
 
     script(scripted, extractor(SENSES))
     assert main(["ask", "What is HP?", "--method", "verdict", "--model", "scripted", "--index", demo_index,
@@ -290,7 +290,7 @@ def test_verdict_with_the_real_small_model_makes_the_counted_calls(demo_index):
     import sys
 
     asked = subprocess.run(
-        [sys.executable, "-m", "agent.cli", "ask", "What is HP?", "--method", "verdict", "--index", demo_index,
+        [sys.executable, "-m", "agent.app.cli", "ask", "What is HP?", "--method", "verdict", "--index", demo_index,
          "--model", "local-small", "--k", "4", "--json"],
         capture_output=True, text=True, timeout=1800,
         env={**os.environ, "DISAMBIG_LLM_THREADS": "2", "DISAMBIG_TIMEOUT": "600"},

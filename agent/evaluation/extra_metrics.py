@@ -19,8 +19,8 @@ from agent.context import Context
 from agent.errors import InputError
 from agent.evaluation.datasets import Example
 from agent.evaluation.metrics import remove_citations, token_f1
-from agent.llm import generate_structured
-from agent.prompts import format_passages
+from agent.llm.calls import generate_structured
+from agent.llm.prompts import format_passages
 from agent.usage import map_concurrent
 
 JUDGE_CONCURRENCY = 4
@@ -119,7 +119,7 @@ class ExtraMetrics:
 
     def __init__(self, judge_model: str | None, qa_model: str | None):
         if judge_model:
-            from agent.models import check_model_setting
+            from agent.llm.models import check_model_setting
 
             check_model_setting(judge_model)
         if qa_model and not (Path(qa_model).expanduser() / "config.json").is_file():

@@ -159,7 +159,7 @@ class CachedChatModel(BaseChatModel):
 
 def register_cached_model(spec: str, store: ResponseStore) -> str:
     """Register `cached:<spec>` as a model setting that serves `spec` through `store`."""
-    from agent.models import check_model_setting, get_chat_model, register_chat_model
+    from agent.llm.models import check_model_setting, get_chat_model, register_chat_model
 
     check_model_setting(spec)
     name = CACHED_PREFIX + spec

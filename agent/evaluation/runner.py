@@ -80,7 +80,7 @@ class ResultStore:
 def settings_hash(context, universe: str) -> tuple[str, dict]:
     """(short hash, the settings it covers) for a method context, its passage universe and the
     prompt files: a finished question is reused only when all three are unchanged."""
-    from agent.prompts import prompts_fingerprint
+    from agent.llm.prompts import prompts_fingerprint
 
     settings = {f.name: getattr(context, f.name) for f in fields(context) if f.name not in OPERATIONAL}
     settings["universe"] = universe
@@ -90,15 +90,15 @@ def settings_hash(context, universe: str) -> tuple[str, dict]:
 
 
 def _index_fingerprint(index_dir: str) -> str:
-    from agent.index import IndexStore
+    from agent.retrieval.index import IndexStore
 
     store = IndexStore(index_dir)
     return f"index:{store.path.resolve()}@{store.generation()}"
 
 
 def _method_contexts(config: EvalConfig, model_name: str) -> dict:
-    from agent.api import method_context
-    from agent.methods import load_method
+    from agent.app.api import method_context
+    from agent.app.methods import load_method
 
     contexts, used = {}, set()
     for method in config.methods:
@@ -131,9 +131,9 @@ def _coerce(name: str, value: Any, schema) -> Any:
 
 
 def _run_question(method: str, context, example: Example, fixed: bool) -> dict:
-    """One method on one question; returns the result object (see agent.api.to_result)."""
-    from agent.api import ask
-    from agent.fixed_universe import fixed_universe
+    """One method on one question; returns the result object (see agent.app.api.to_result)."""
+    from agent.app.api import ask
+    from agent.retrieval.fixed_universe import fixed_universe
 
     with replay_scope():
         if fixed:
@@ -201,7 +201,7 @@ def run_eval(config: EvalConfig) -> dict:
     results = ResultStore(root / "results.sqlite")
     contexts = _method_contexts(config, register_cached_model(model, responses))
     if not fixed:  # open the index once here: Chroma's first open is not safe from several threads
-        from agent.retrieval import get_retriever
+        from agent.retrieval.retriever import get_retriever
 
         get_retriever(next(iter(contexts.values()))).store.collection
     universe = "fixed" if fixed else _index_fingerprint(next(iter(contexts.values())).index_dir)

@@ -17,9 +17,9 @@ from pydantic import BaseModel, Field, field_validator
 
 from agent.context import Context
 from agent.errors import validate_question
-from agent.llm import generate_structured
-from agent.prompts import format_passages
-from agent.retrieval import Retriever, get_retriever
+from agent.llm.calls import generate_structured
+from agent.llm.prompts import format_passages
+from agent.retrieval.retriever import Retriever, get_retriever, passage_vectors
 from agent.state import RAGState
 from agent.usage import emit, map_concurrent, tracked
 
@@ -133,18 +133,6 @@ def diversified_scores(passage_vectors: np.ndarray, interpretation_vectors: np.n
     passages = passages / np.maximum(np.linalg.norm(passages, axis=1, keepdims=True), 1e-12)
     queries = queries / np.maximum(np.linalg.norm(queries, axis=1, keepdims=True), 1e-12)
     return (passages @ queries.T).mean(axis=1)
-
-
-def passage_vectors(retriever: Retriever, passages: list[dict]) -> np.ndarray:
-    """The indexed vectors of the passages (embedded afresh only when the store lacks one)."""
-    ids = [p["id"] for p in passages]
-    stored = retriever.store.collection.get(ids=ids, include=["embeddings"])
-    by_id = {i: np.asarray(v, dtype=np.float32) for i, v in zip(stored["ids"], stored["embeddings"])}
-    missing = [p for p in passages if p["id"] not in by_id]
-    if missing:
-        texts = [f"{p['title']}: {p['text']}" if p.get("title") else p["text"] for p in missing]
-        by_id.update(zip([p["id"] for p in missing], retriever.embed_queries(texts)))
-    return np.stack([by_id[i] for i in ids])
 
 
 def diversify(

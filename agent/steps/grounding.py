@@ -18,8 +18,8 @@ from typing import Literal
 from pydantic import BaseModel, field_validator
 
 from agent.context import Context
-from agent.llm import generate_structured
-from agent.prompts import format_single_passage
+from agent.llm.calls import generate_structured
+from agent.llm.prompts import format_single_passage
 
 GroundingMode = Literal["overlap", "entailment", "off"]
 

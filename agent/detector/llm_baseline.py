@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 from agent.context import Context
-from agent.detector import AMBIGUOUS, CLEAR
-from agent.llm import generate_text
+from agent.detector.classifier import AMBIGUOUS, CLEAR
+from agent.llm.calls import generate_text
 from agent.usage import map_concurrent
 
 VERDICT = re.compile(r"\b(CLEAR|VAGUE)\b", re.IGNORECASE)

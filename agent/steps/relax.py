@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 
 from agent.context import Context
 from agent.errors import validate_question
-from agent.llm import generate_text
+from agent.llm.calls import generate_text
 from agent.state import RAGState
 from agent.usage import tracked
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 import re
 
-from agent.detector_features import (
+from agent.detector.features import (
     DEFAULT_ENTITY_TYPES, ENTITY, lexical_ambiguity, mark_entities, mask_entities, query_length, unmark,
 )
 

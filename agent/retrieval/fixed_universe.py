@@ -17,10 +17,10 @@ from typing import Iterator
 
 import numpy as np
 
-from agent.bm25 import BM25Index, tokenize
-from agent.embeddings import get_embedder
+from agent.retrieval.bm25 import BM25Index, tokenize
+from agent.retrieval.embeddings import get_embedder
 from agent.errors import InputError
-from agent.retrieval import Retriever, register_retriever
+from agent.retrieval.retriever import Retriever, register_retriever
 
 PREFIX = "fixed://"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from agent.detector import AmbiguityDetector
-from agent.detector_train import format_report
+from agent.detector.classifier import AmbiguityDetector
+from agent.detector.report import format_report
 
 
 def _count_table(rows: list[dict]) -> str:
@@ -24,7 +24,7 @@ def write_card(path: Path, detector: AmbiguityDetector, rows: list[dict], report
     meta = detector.metadata
     text = f"""# Ambiguity detector (shipped default)
 
-`agent/data/detector_model.npz`, loaded by `agent.detector.load_detector()`; used by the
+`agent/data/detector_model.npz`, loaded by `agent.detector.classifier.load_detector()`; used by the
 `rewrite` graph to decide which conversational turns need a query rewrite (seed 002).
 
 ## Model

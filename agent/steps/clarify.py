@@ -1,6 +1,6 @@
 """Turning a method's interpretations into a choice a person or a calling agent can make.
 
-The chat graph (graphs/chat.py) and the agent tool (agent/tools.py) both ask "which did you
+The chat graph (graphs/chat.py) and the agent tool (agent/app/tools.py) both ask "which did you
 mean?" from the same options, so the rules live here once: only grounded interpretations
 (with at least one cited passage) are offered, duplicates are dropped, and a reply is
 resolved to one option or to "all of them". Everything here is plain JSON-able data, since
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent.errors import InputError
-from agent.prompts import folded
+from agent.llm.answers import folded
 
 PROMPT = "Which of these did you mean?"
 ALL_CHOICES = ("0", "all", "any", "*")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agent.detector_features import (
+from agent.detector.features import (
     DEFAULT_ENTITY_TYPES, lexical_ambiguity, mask_entities, numeric_features, parse_entity_types, query_length,
     referential_count,
 )
@@ -85,7 +85,7 @@ class AmbiguityDetector:
 
     def features(self, texts: list[str]) -> np.ndarray:
         """Rows of [sentence embedding, robust-scaled numeric features]."""
-        from agent.embeddings import get_embedder
+        from agent.retrieval.embeddings import get_embedder
 
         embeddings = get_embedder(self.embedder).embed(list(texts)).astype(np.float64)
         numeric = np.array([numeric_features(t) for t in texts], dtype=np.float64).reshape(len(texts), -1)

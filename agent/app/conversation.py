@@ -20,10 +20,10 @@ from typing import Any, Iterator
 
 from langgraph.types import Command
 
-from agent.api import RECURSION_LIMIT, to_result
+from agent.app.api import RECURSION_LIMIT, to_result
 from agent.context import APP_NAME, make_context
 from agent.errors import InputError, validate_question
-from agent.models import check_model_setting
+from agent.llm.models import check_model_setting
 
 
 def default_db_path() -> Path:

@@ -1,6 +1,6 @@
 """Replies for the fake OpenAI server that satisfy whatever the graph asks for.
 
-The fault suite runs every method graph against `tests.fake_openai.FakeOpenAI`; instead of
+The fault suite runs every method graph against `bench.fake_openai.FakeOpenAI`; instead of
 canned answers per prompt (which break whenever a graph adds a call), `schema_reply` reads the
 JSON schema sent in `response_format` and builds a small valid instance of it, so any
 structured call parses, and plain-text calls get a short sentence. Faults are layered on top

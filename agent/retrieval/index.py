@@ -16,8 +16,8 @@ import threading
 from pathlib import Path
 from typing import Callable, Iterable
 
-from agent.bm25 import BM25Index, tokenize
-from agent.embeddings import ChromaEmbeddings, get_embedder
+from agent.retrieval.bm25 import BM25Index, tokenize
+from agent.retrieval.embeddings import ChromaEmbeddings, get_embedder
 from agent.errors import IndexMissingError, InputError
 
 BATCH = 256  # passages embedded and committed together (bigger batches pad less)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterator
 
 from agent.errors import InputError
-from agent.tokens import encoding
+from agent.retrieval.tokens import encoding
 
 TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}

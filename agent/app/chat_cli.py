@@ -10,7 +10,8 @@ import sys
 import uuid
 from typing import Callable, TextIO
 
-from agent.clarify import resolve_choice
+from agent.steps.clarify import resolve_choice
+from agent.app.settings import parse_settings
 from agent.errors import InputError
 
 QUIT = ("/quit", "/exit", ":q")
@@ -132,7 +133,7 @@ def run_turn(session, terminal: Terminal, events) -> None:
 
 def chat_settings(args) -> dict:
     """ChatContext overrides from `--set NAME=VALUE` and the named flags (flags win)."""
-    from agent.cli import parse_settings
+
     from graphs.chat import ChatContext
 
     settings = parse_settings(args.set or [], ChatContext)
@@ -143,7 +144,7 @@ def chat_settings(args) -> dict:
 
 
 def chat_command(args, read: Callable[[str], str] = input) -> int:
-    from agent.conversation import ChatSession, default_db_path, open_checkpointer
+    from agent.app.conversation import ChatSession, default_db_path, open_checkpointer
 
     thread = args.thread or uuid.uuid4().hex[:8]
     with open_checkpointer(args.db) as saver:

@@ -20,9 +20,9 @@ from pydantic import BaseModel, ValidationError
 
 from agent.context import Context
 from agent.errors import ModelUnavailableError
-from agent.models import endpoint, get_chat_model
-from agent.prompts import render
-from agent.tokens import count_tokens
+from agent.llm.models import endpoint, get_chat_model
+from agent.llm.prompts import render
+from agent.retrieval.tokens import count_tokens
 from agent.usage import emit, record
 
 Schema = TypeVar("Schema", bound=BaseModel)

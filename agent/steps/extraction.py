@@ -15,9 +15,9 @@ from typing import Literal
 from pydantic import Field
 
 from agent.context import Context
-from agent.llm import generate_structured
-from agent.prompts import format_single_passage
-from agent.schemas import OrderedModel
+from agent.llm.calls import generate_structured
+from agent.llm.prompts import format_single_passage
+from agent.llm.schemas import OrderedModel
 
 MAX_PASSAGE_CHARS = 1200
 Status = Literal["extracted", "abstained", "failed"]

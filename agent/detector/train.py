@@ -1,7 +1,7 @@
 """Training and evaluating the ambiguity detector, for `disambig train-detector` and the
 shipped default model.
 
-    python -m agent.detector_train      # rebuild agent/data: augmented rows, model, card
+    python -m agent.detector.train      # rebuild agent/data: augmented rows, model, card
 
 Labelled files are CSV or JSONL with a text column (`text`, `query` or `question`) and a
 `label` (clear/ambiguous, or vague/unclear, 0/1); an optional `split` column (train/test)
@@ -18,8 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from agent.detector import AMBIGUOUS, AmbiguityDetector, normalize_label, rules_label
-from agent.detector_features import DEFAULT_ENTITY_TYPES, numeric_features
+from agent.detector.classifier import AMBIGUOUS, AmbiguityDetector, normalize_label, rules_label
+from agent.detector.report import format_report
+from agent.detector.features import DEFAULT_ENTITY_TYPES, numeric_features
 from agent.errors import InputError
 
 TEXT_COLUMNS = ("text", "query", "question")
@@ -78,7 +79,7 @@ def split_rows(rows: list[dict], test_size: float = 0.25, seed: int = 0) -> tupl
 
 
 def _design(texts: list[str], embedder: str) -> tuple[np.ndarray, np.ndarray]:
-    from agent.embeddings import get_embedder
+    from agent.retrieval.embeddings import get_embedder
 
     return get_embedder(embedder).embed(texts).astype(np.float64), np.array([numeric_features(t) for t in texts])
 
@@ -154,7 +155,7 @@ def evaluate(detector: AmbiguityDetector, test: list[dict], *, llm_context=None,
         "classifier + lexical rule": scores(gold, detector.labels(texts)),
     }
     if llm_context is not None and llm_sample > 0:
-        from agent.detector_llm import llm_labels
+        from agent.detector.llm_baseline import llm_labels
 
         sample = stratified_sample(test, llm_sample, seed)
         report["LLM few-shot"] = scores([r["label"] for r in sample], llm_labels(llm_context, [r["text"] for r in sample]))
@@ -175,20 +176,10 @@ def stratified_sample(rows: list[dict], size: int, seed: int = 0) -> list[dict]:
     return picked
 
 
-def format_report(report: dict[str, dict], title: str = "held-out split") -> str:
-    """The scores as a fixed-width table (precision/recall/F1 of the ambiguous class)."""
-    lines = [f"{title}", f"{'detector':42} {'prec':>6} {'recall':>6} {'F1':>6} {'acc':>6} {'n':>5}"]
-    for name, s in report.items():
-        failed = f"  ({s['failed']} unanswered)" if s.get("failed") else ""
-        lines.append(f"{name:42} {s['precision']:6.3f} {s['recall']:6.3f} {s['f1']:6.3f} {s['accuracy']:6.3f} "
-                     f"{s['n']:5d}{failed}")
-    return "\n".join(lines)
-
-
 def train_from_file(path: str, out: str, *, test_size: float = 0.25, seed: int = 0, augment: bool = False,
                     entity_types: tuple[str, ...] = DEFAULT_ENTITY_TYPES, llm_context=None, llm_sample: int = 0):
     """Train on a labelled file's training split, save the model to `out`, score the rest."""
-    from agent.detector_augment import augment as augment_rows
+    from agent.detector.augment import augment as augment_rows
 
     rows = read_labelled(path)
     train, test = split_rows(rows, test_size, seed)
@@ -206,7 +197,7 @@ def train_from_file(path: str, out: str, *, test_size: float = 0.25, seed: int =
 
 def rebuild_shipped_data(data_path: Path, seed: int = 0) -> list[dict]:
     """Regenerate the augmented rows of the shipped data from its written training rows."""
-    from agent.detector_augment import augment as augment_rows
+    from agent.detector.augment import augment as augment_rows
 
     written = [json.loads(line) for line in data_path.read_text(encoding="utf-8").splitlines() if line.strip()]
     written = [r for r in written if r.get("origin") == "written"]
@@ -222,8 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     """Rebuild the shipped detector: augmented data, model and card, all in agent/data."""
     import argparse
 
-    from agent.detector import default_model_path
-    from agent.detector_card import write_card
+    from agent.detector.classifier import default_model_path
+    from agent.detector.card import write_card
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--seed", type=int, default=0)
@@ -250,7 +241,7 @@ if __name__ == "__main__":
 def train_command(args) -> int:
     """`disambig train-detector`: train, save, and print held-out scores with the baselines."""
     from agent.context import Context, make_context
-    from agent.detector_features import parse_entity_types
+    from agent.detector.features import parse_entity_types
 
     if not 0 < args.test_size < 1:
         raise InputError("--test-size must be between 0 and 1")

@@ -1,6 +1,6 @@
 """The public Python API: run a method on a question, streaming or not.
 
-    from agent.api import ask
+    from agent.app.api import ask
     result = ask("What is HP?", method="vanilla", context={"k": 5})
 """
 
@@ -11,8 +11,8 @@ from typing import Any, Iterator
 
 from agent.context import Context, make_context
 from agent.errors import InputError, validate_question
-from agent.methods import load_method
-from agent.models import check_model_setting
+from agent.app.methods import load_method
+from agent.llm.models import check_model_setting
 
 RESULT_KEYS = ("answer", "interpretations", "passages", "route", "decision", "usage")
 RECURSION_LIMIT = 200  # every loop is bounded in state; this only stops runaway bugs

@@ -7,10 +7,11 @@ from langgraph.runtime import Runtime
 
 from agent.context import Context
 from agent.errors import validate_question
-from agent.llm import generate_structured
-from agent.prompts import cited_ids, clean_answer, folded, format_passages
-from agent.retrieval import get_retriever
-from agent.schemas import Synthesis
+from agent.llm.calls import generate_structured
+from agent.llm.answers import cited_ids, clean_answer, folded
+from agent.llm.prompts import format_passages
+from agent.retrieval.retriever import get_retriever
+from agent.llm.schemas import Synthesis
 from agent.state import RAGState
 from agent.usage import tracked
 

@@ -1,7 +1,7 @@
 """disambig as a tool inside another agent (LangChain `@tool`, usable with `create_agent`).
 
     from langchain.agents import create_agent
-    from agent.tools import make_ask_tool
+    from agent.app.tools import make_ask_tool
 
     agent = create_agent(model, [make_ask_tool({"index_dir": "..."})])
 
@@ -21,10 +21,10 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool, tool
 from pydantic import BaseModel, Field
 
-from agent.clarify import clarification_options, needs_clarification
+from agent.steps.clarify import clarification_options, needs_clarification
 from agent.context import Context
 from agent.errors import DisambigError
-from agent.methods import METHODS
+from agent.app.methods import METHODS
 
 TOOL_METHODS = tuple(name for name in METHODS if name != "rewrite")  # rewrite needs a conversation
 DESCRIPTION = (
@@ -66,7 +66,7 @@ def make_ask_tool(
 
     @tool(name, args_schema=AskDocuments, description=DESCRIPTION)
     def ask_documents(question: str, method: str = "vanilla", ask_back: bool = False) -> dict:
-        from agent.api import ask
+        from agent.app.api import ask
 
         try:
             result = ask(question, method, context)
@@ -81,4 +81,4 @@ def make_ask_tool(
     return ask_documents
 
 
-ask_documents = make_ask_tool()  # default settings (environment): `from agent.tools import ask_documents`
+ask_documents = make_ask_tool()  # default settings (environment): `from agent.app.tools import ask_documents`

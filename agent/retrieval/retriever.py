@@ -12,11 +12,11 @@ from typing import Literal
 
 import numpy as np
 
-from agent.bm25 import BM25Index
+from agent.retrieval.bm25 import BM25Index
 from agent.context import Context
-from agent.embeddings import get_embedder
+from agent.retrieval.embeddings import get_embedder
 from agent.errors import IndexMissingError, InputError
-from agent.index import IndexStore
+from agent.retrieval.index import IndexStore
 from agent.usage import record
 
 Mode = Literal["dense", "sparse", "hybrid"]
@@ -141,3 +141,15 @@ def get_retriever(context: Context) -> Retriever:
         return registered
     with _OPENING:  # concurrent first asks share one retriever instead of racing to open the index twice
         return _retriever(os.path.abspath(os.path.expanduser(context.index_dir)), context.chroma_url, context.embedding_model)
+
+
+def passage_vectors(retriever: Retriever, passages: list[dict]) -> np.ndarray:
+    """The indexed vectors of the passages (embedded afresh only when the store lacks one)."""
+    ids = [p["id"] for p in passages]
+    stored = retriever.store.collection.get(ids=ids, include=["embeddings"])
+    by_id = {i: np.asarray(v, dtype=np.float32) for i, v in zip(stored["ids"], stored["embeddings"])}
+    missing = [p for p in passages if p["id"] not in by_id]
+    if missing:
+        texts = [f"{p['title']}: {p['text']}" if p.get("title") else p["text"] for p in missing]
+        by_id.update(zip([p["id"] for p in missing], retriever.embed_queries(texts)))
+    return np.stack([by_id[i] for i in ids])

@@ -199,7 +199,7 @@ def _build(context: Context) -> BaseChatModel:
         temperature=context.temperature,
         max_tokens=context.max_tokens,
         timeout=context.request_timeout,
-        max_retries=0,  # retries, with backoff and accounting, happen in agent.llm
+        max_retries=0,  # retries, with backoff and accounting, happen in agent.llm.calls
         stream_usage=True,
     )
     if spec.startswith("openai:"):

@@ -13,6 +13,7 @@ from dataclasses import fields
 from importlib import resources
 from typing import Any
 
+from agent.app.settings import parse_settings
 from agent.errors import DisambigError, InputError
 
 DEMO_CORPUS = "demo_corpus.jsonl"
@@ -22,33 +23,12 @@ def demo_corpus_path() -> str:
     return str(resources.files("agent").joinpath("data", DEMO_CORPUS))
 
 
-def parse_settings(pairs: list[str], schema) -> dict[str, Any]:
-    """`--set name=value` pairs, cast to the type of each field's default."""
-    defaults = {f.name: f for f in fields(schema)}
-    settings: dict[str, Any] = {}
-    for pair in pairs:
-        name, sep, raw = pair.partition("=")
-        if not sep or name not in defaults:
-            raise InputError(f"--set {pair!r}: expected NAME=VALUE with NAME one of {', '.join(defaults)}")
-        current = getattr(schema(), name)
-        if isinstance(current, bool):
-            settings[name] = raw.lower() in ("1", "true", "yes", "on")
-        elif isinstance(current, (int, float)):
-            try:
-                settings[name] = type(current)(raw)
-            except ValueError:
-                raise InputError(f"--set {name}: {raw!r} is not a {type(current).__name__}") from None
-        else:
-            settings[name] = raw
-    return settings
-
-
 def cmd_ingest(args) -> int:
     from tqdm import tqdm
 
     from agent.context import Context, make_context
-    from agent.corpus import ReadReport, read_passages
-    from agent.index import IndexStore, ingest
+    from agent.retrieval.corpus import ReadReport, read_passages
+    from agent.retrieval.index import IndexStore, ingest
 
     paths = list(args.paths) + ([demo_corpus_path()] if args.demo else [])
     if not paths:
@@ -70,7 +50,7 @@ def cmd_ingest(args) -> int:
 
 def cmd_search(args) -> int:
     from agent.context import Context, make_context
-    from agent.retrieval import get_retriever
+    from agent.retrieval.retriever import get_retriever
 
     context = make_context(Context, {"index_dir": args.index, "chroma_url": args.chroma_url})
     passages = get_retriever(context).search(args.query, args.mode or context.retrieval_mode, args.k)
@@ -86,25 +66,25 @@ def cmd_search(args) -> int:
 
 
 def cmd_train_detector(args) -> int:
-    from agent.detector_train import train_command
+    from agent.detector.train import train_command
 
     return train_command(args)
 
 
 def cmd_chat(args) -> int:
-    from agent.chat_cli import chat_command
+    from agent.app.chat_cli import chat_command
 
     return chat_command(args)
 
 
 def cmd_serve(args) -> int:
-    from agent.serve import serve_command
+    from agent.app.serve import serve_command
 
     return serve_command(args)
 
 
 def cmd_methods(args) -> int:
-    from agent.methods import METHODS
+    from agent.app.methods import METHODS
 
     for name, (_, summary) in METHODS.items():
         print(f"{name:10} {summary}")
@@ -112,8 +92,8 @@ def cmd_methods(args) -> int:
 
 
 def cmd_ask(args) -> int:
-    from agent import api
-    from agent.methods import load_method
+    from agent.app import api
+    from agent.app.methods import load_method
 
     schema = load_method(args.method).builder.context_schema
     overrides = parse_settings(args.set or [], schema)

@@ -1,0 +1,73 @@
+"""What a model's reply becomes before users see it: citations mapped back to passage ids,
+invented citation markers dropped, greedy-decoding loops cut."""
+
+from __future__ import annotations
+
+import re
+
+from agent.llm.prompts import CITATION_MARKER as _MARKER
+from agent.usage import record
+
+def cited_ids(numbers: list, passages: list[dict]) -> list[str]:
+    """Passage ids for the 1-based numbers a model cited. A number that names no passage
+    (an invented citation) is dropped and counted in usage as `invalid_citations`."""
+    ids: list[str] = []
+    invalid = 0
+    for number in numbers:
+        try:
+            index = int(str(number).strip("[] ")) - 1
+        except ValueError:
+            invalid += 1
+            continue
+        if not 0 <= index < len(passages):
+            invalid += 1
+        elif passages[index]["id"] not in ids:
+            ids.append(passages[index]["id"])
+    if invalid:
+        record(invalid_citations=invalid)
+    return ids
+
+
+def keep_valid_citations(answer: str, passages: list[dict]) -> str:
+    """The answer with every inline marker `[n]` (or `[n, m]`) that names no passage removed,
+    each removed number counted in usage as `invalid_citations`."""
+    invalid = 0
+
+    def check(match: re.Match) -> str:
+        nonlocal invalid
+        numbers = [int(n) for n in match.group(1).split(",")]
+        valid = [n for n in numbers if 1 <= n <= len(passages)]
+        invalid += len(numbers) - len(valid)
+        return f"[{', '.join(map(str, valid))}]" if valid else ""
+
+    cleaned = _MARKER.sub(check, answer)
+    if invalid:
+        record(invalid_citations=invalid)
+        cleaned = re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", cleaned))
+    return cleaned
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def folded(text: str) -> str:
+    """Text compared the way people read it: case and runs of whitespace ignored."""
+    return " ".join(text.casefold().split())
+
+
+def without_repeated_sentences(answer: str) -> str:
+    """The answer with every sentence that repeats an earlier one dropped: small models
+    decoding greedily fall into loops, and the repeats carry nothing new."""
+    kept, seen = [], set()
+    for sentence in _SENTENCE_END.split(answer.strip()):
+        key = folded(re.sub(r"\[[\d,\s]*\]|\W", " ", sentence))
+        if key and key in seen:
+            continue
+        seen.add(key)
+        kept.append(sentence)
+    return " ".join(kept)
+
+
+def clean_answer(answer: str, passages: list[dict]) -> str:
+    """A model's long-form answer as users get it: no looping repeats, no invented citations."""
+    return keep_valid_citations(without_repeated_sentences(answer.strip()), passages)
