@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from agent.retrieval.corpus import ReadReport, chunk_text, content_id, read_passages
+from agent.retrieval.corpus import ReadReport, chunk_text, read_passages
 from agent.errors import InputError
 from agent.retrieval.tokens import count_tokens
 
@@ -37,7 +37,8 @@ def test_jsonl_ids_metadata_and_bad_lines_reported_with_line_numbers(tmp_path):
     path.write_text("\n".join(lines) + "\n")
     report = ReadReport()
     passages = list(read_passages([str(path)], report))
-    assert [p["id"] for p in passages] == ["p1", content_id("Three", "third passage")]
+    assert [p["id"] for p in passages] == ["p1", "docs.jsonl:4"]  # no id: the file and line name the record
+    assert report.duplicates == 1
     assert passages[0]["metadata"] == {"lang": "en"}
     assert passages[0]["source"].endswith("docs.jsonl:1")
     assert [problem.split(": ", 1)[0].rsplit(":", 1)[1] for problem in report.problems] == ["2", "3", "5"]

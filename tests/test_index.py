@@ -43,7 +43,9 @@ def test_reconcile_repairs_what_a_killed_run_left(tmp_path):
     write_corpus(corpus, 10)
     store = IndexStore(str(tmp_path / "index"), create=True)
     ingest(store, read_passages([str(corpus)], ReadReport()))
-    # a vector without a passage (killed after the Chroma write) and a passage without a vector
+    # a vector without a passage (killed after the Chroma write) and a passage without a vector,
+    # left by a write that was killed before it could mark the vectors current again
+    store._set("dense_version", -1)
     store.collection.upsert(ids=["orphan"], embeddings=[[0.1] * 384], documents=["x"], metadatas=[{"title": "x"}])
     store.collection.delete(ids=["doc-3"])
     result = ingest(store, read_passages([str(corpus)], ReadReport()))

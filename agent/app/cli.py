@@ -1,4 +1,4 @@
-"""`disambig` command line: ingest, search, ask, methods, chat, serve.
+"""`disambig` command line: ingest, delete, stats, search, ask, methods, chat, serve.
 
 Errors the user can act on print as one line (`disambig: error: ...`) with exit code 1.
 """
@@ -27,25 +27,74 @@ def cmd_ingest(args) -> int:
     from tqdm import tqdm
 
     from agent.context import Context, make_context
-    from agent.retrieval.corpus import ReadReport, read_passages
-    from agent.retrieval.index import IndexStore, ingest
+    from agent.retrieval.corpus import ReadReport, input_bytes, read_documents
+    from agent.retrieval.index import IndexStore
+    from agent.retrieval.updates import ingest
 
-    paths = list(args.paths) + ([demo_corpus_path()] if args.demo else [])
+    sync = list(args.sync or [])
+    paths = list(args.paths) + sync + ([demo_corpus_path()] if args.demo else [])
     if not paths:
         raise InputError("give at least one file or directory to ingest (or --demo)")
     context = make_context(Context, {"index_dir": args.index, "chroma_url": args.chroma_url})
     report = ReadReport()
-    passages = list(read_passages(paths, report, args.chunk_tokens, args.chunk_overlap))
     store = IndexStore(context.index_dir, context.chroma_url, context.embedding_model, create=True)
-    with tqdm(total=len(passages), unit="passage", desc="ingest", file=sys.stderr, disable=args.quiet) as bar:
-        counts = ingest(store, passages, progress=bar.update)
+    # the bar counts input bytes as the documents stream through (no read-everything-first)
+    with tqdm(total=input_bytes(paths), unit="B", unit_scale=True, desc="ingest", file=sys.stderr,
+              disable=args.quiet) as bar:
+        counts = ingest(store, read_documents(paths, report), progress=bar.update,
+                        chunking=(args.chunk_tokens, args.chunk_overlap), sync=sync, keep=report.problem_files)
     for problem in report.problems:
         print(f"skipped {problem}", file=sys.stderr)
-    summary = {**counts, "skipped": len(report.problems), "ignored_files": report.ignored_files, "index": str(store.path)}
+    summary = {**counts, "skipped": len(report.problems), "duplicates": report.duplicates,
+               "ignored_files": report.ignored_files, "index": str(store.path)}
     print(json.dumps(summary) if args.json else
           f"added {counts['added']} passages ({counts['already_present']} already present, "
-          f"{len(report.problems)} skipped); index {store.path} holds {counts['total']}")
+          f"{len(report.problems)} skipped); documents: {counts['documents_added']} added, "
+          f"{counts['documents_updated']} updated, {counts['documents_unchanged']} unchanged, "
+          f"{len(report.problems)} skipped" + (f", {counts['documents_deleted']} deleted" if sync else "") +
+          f"; index {store.path} holds {counts['documents_total']} documents, {counts['total']} passages")
     return 1 if report.problems else 0
+
+
+def cmd_delete(args) -> int:
+    from agent.context import Context, make_context
+    from agent.retrieval.index import IndexStore
+    from agent.retrieval.updates import delete_documents
+
+    context = make_context(Context, {"index_dir": args.index, "chroma_url": args.chroma_url})
+    store = IndexStore(context.index_dir, context.chroma_url, context.embedding_model)
+    counts = delete_documents(store, args.ids, missing_ok=args.missing_ok)
+    print(json.dumps({**counts, "index": str(store.path)}) if args.json else
+          f"deleted {counts['documents_deleted']} documents ({counts['removed']} passages"
+          + (f", {counts['missing']} ids not in the index" if counts["missing"] else "") +
+          f"); index {store.path} holds {counts['documents_total']} documents, {counts['total']} passages")
+    return 0
+
+
+def cmd_stats(args) -> int:
+    from agent.context import Context, make_context
+    from agent.retrieval.index import IndexStore
+    from agent.retrieval.updates import stats
+
+    context = make_context(Context, {"index_dir": args.index, "chroma_url": args.chroma_url})
+    figures = stats(IndexStore(context.index_dir, context.chroma_url, context.embedding_model))
+    if args.json:
+        print(json.dumps(figures))
+        return 0 if figures["check"]["consistent"] else 1
+    check = figures["check"]
+    problems = [f"{value} {name.replace('_', ' ')}" for name, value in check.items()
+                if isinstance(value, int) and not isinstance(value, bool) and value]
+    print(f"index        {figures['index']} ({figures['chroma']} vectors)\n"
+          f"documents    {figures['documents']}\n"
+          f"chunks       {figures['chunks']} (vectors {figures['vectors']}, BM25 {figures['sparse_passages']})\n"
+          f"size         {figures['size_bytes'] / 1e6:.1f} MB\n"
+          f"encoder      {figures['encoder']}\n"
+          f"last update  {figures['last_update'] or 'never'} (version {figures['version']}, "
+          f"BM25 built from {figures['sparse_version']})\n"
+          f"consistency  " + ("SQLite = Chroma = BM25" if check["consistent"] else
+                              "NOT consistent: " + (", ".join(problems) or "BM25 is out of date") +
+                              " (the next search, ingest or delete repairs it)"))
+    return 0 if check["consistent"] else 1
 
 
 def cmd_search(args) -> int:
@@ -158,7 +207,10 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--chunk-overlap", type=int, default=40, help="tokens shared by neighbours (default 40)")
     ingest.add_argument("--json", action="store_true", help="print the summary as JSON")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
+    ingest.add_argument("--sync", action="append", metavar="PATH",
+                        help="ingest PATH and delete the documents read earlier from under it that it no longer has")
     ingest.set_defaults(run=cmd_ingest)
+    add_lifecycle_parsers(commands, with_index)
 
     search = with_index(commands.add_parser("search", help="rank passages for a query"))
     search.add_argument("query")
@@ -216,6 +268,19 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--json", action="store_true", help="print the report as JSON")
     train.set_defaults(run=cmd_train_detector)
     return parser
+
+
+def add_lifecycle_parsers(commands, with_index) -> None:
+    """`disambig delete` and `disambig stats`: keeping an index in step with its sources."""
+    delete = with_index(commands.add_parser("delete", help="remove documents (all their passages) by document id"))
+    delete.add_argument("ids", nargs="+", metavar="ID", help="document ids (as given, or the path relative to the root)")
+    delete.add_argument("--missing-ok", action="store_true", help="ignore ids the index does not hold")
+    delete.add_argument("--json", action="store_true", help="print the summary as JSON")
+    delete.set_defaults(run=cmd_delete)
+
+    stats = with_index(commands.add_parser("stats", help="documents, chunks, size, encoder, last update, consistency"))
+    stats.add_argument("--json", action="store_true", help="print the figures as JSON")
+    stats.set_defaults(run=cmd_stats)
 
 
 def main(argv: list[str] | None = None) -> int:

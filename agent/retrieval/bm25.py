@@ -31,6 +31,8 @@ class BM25Index:
         self.vocabulary = vocabulary
         self.weights = weights
         self.params = params
+        self.version: int | None = None  # the passage table version it was built from (None: unknown)
+        self.hashes: list[str] | None = None  # content hash of each passage, row by row
 
     @classmethod
     def build(
@@ -90,13 +92,15 @@ class BM25Index:
 
     def save(self, path: str) -> None:
         """Write atomically: readers see the old file or the new one, never half of one."""
-        meta = json.dumps({"ids": self.ids, "vocabulary": list(self.vocabulary), "params": self.params})
+        meta = json.dumps({"ids": self.ids, "vocabulary": list(self.vocabulary), "params": self.params,
+                           "hashes": self.hashes})
         tmp_path = f"{path}.{os.getpid()}.tmp"
         with open(tmp_path, "wb") as handle:
             np.savez(
                 handle,
                 data=self.weights.data, indices=self.weights.indices, indptr=self.weights.indptr,
                 shape=np.array(self.weights.shape), meta=np.frombuffer(meta.encode(), dtype=np.uint8),
+                version=np.array(-1 if self.version is None else self.version),
             )
             handle.flush()
             os.fsync(handle.fileno())
@@ -109,5 +113,18 @@ class BM25Index:
             weights = sparse.csc_matrix(
                 (stored["data"], stored["indices"], stored["indptr"]), shape=tuple(stored["shape"])
             )
+            version = int(stored["version"]) if "version" in stored.files else -1
         vocabulary = {term: column for column, term in enumerate(meta["vocabulary"])}
-        return cls(meta["ids"], vocabulary, weights, meta["params"])
+        index = cls(meta["ids"], vocabulary, weights, meta["params"])
+        index.version, index.hashes = (None if version < 0 else version), meta.get("hashes")
+        return index
+
+    @staticmethod
+    def stored_version(path: str) -> int | None:
+        """The version a saved matrix was built from, read without loading it (None: unknown)."""
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                version = int(stored["version"]) if "version" in stored.files else -1
+        except (OSError, ValueError):
+            return None
+        return None if version < 0 else version

@@ -48,7 +48,7 @@ class _MemoryCollection:
 
     def get(self, ids: list[str], include=None) -> dict:
         known = [i for i in ids if i in self._row]
-        return {"ids": known, "embeddings": [self._vectors[self._row[i]] for i in known]}
+        return {"ids": known, "embeddings": [self._vectors[self._row[i]] for i in known], "metadatas": [{}] * len(known)}
 
 
 class FixedPassageStore:
@@ -72,6 +72,9 @@ class FixedPassageStore:
     def existing_ids(self, ids: list[str]) -> set[str]:
         return {i for i in ids if i in self.passages}
 
+    def snapshot(self, ids: list[str]) -> tuple[int, dict[str, dict]]:
+        return 0, self.get(ids)
+
 
 class FixedPassagesRetriever(Retriever):
     """A `Retriever` whose whole corpus is the given passages."""
@@ -81,6 +84,9 @@ class FixedPassagesRetriever(Retriever):
 
     def _sparse(self) -> BM25Index:
         return self.store.bm25
+
+    def _maintain(self) -> bool:
+        return True  # held in memory: never behind
 
 
 def _clean(passages: list[dict]) -> list[dict]:

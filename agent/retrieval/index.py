@@ -1,22 +1,35 @@
-"""The on-disk index: SQLite (passages, the source of truth), Chroma (vectors), BM25 (sparse).
+"""The on-disk index: SQLite (passages and documents, the source of truth), Chroma (vectors),
+BM25 (sparse).
 
-Crash safety: each batch is written to Chroma first and committed to SQLite second, so a
-passage in SQLite always has its vector; a killed run is repaired by the next one
-(`reconcile`), and the BM25 file is replaced atomically once SQLite has changed. Re-ingesting
-the same input finds every id present and adds nothing.
+Versions: every SQLite transaction that changes passages bumps `settings.version`. The BM25
+file carries the version it was built from and the content hash of every passage it holds;
+each vector carries the content hash of the passage it embeds, and `settings.dense_version`
+says which version the vector store fully matches (-1 while a write is under way). A reader
+keeps a hit only when its hash equals the passage of the SQLite snapshot it answers from,
+so a stale store never shows a half-written or outdated passage.
+
+Crash safety: a write marks the dense store as changing, writes vectors first, commits
+SQLite (old chunks out, new ones in, in one transaction per document) and deletes the
+vectors no row needs any more; `repair` (run by the next command) re-aligns Chroma with
+SQLite and rebuilds a stale BM25 file. One writer at a time (`write.lock`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import threading
+import time
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable, Iterator
 
 from agent.retrieval.bm25 import BM25Index, tokenize
+from agent.retrieval.corpus import content_id
 from agent.retrieval.embeddings import ChromaEmbeddings, get_embedder
 from agent.errors import IndexMissingError, InputError
 
@@ -27,7 +40,10 @@ CREATE TABLE IF NOT EXISTS passages (
     id TEXT UNIQUE NOT NULL, title TEXT NOT NULL, text TEXT NOT NULL,
     source TEXT NOT NULL, metadata TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, origin TEXT NOT NULL, updated REAL NOT NULL)
 """
+_CHUNK_SUFFIX = re.compile(r"#\d+$")
 
 
 _CHROMA_LOCK = threading.Lock()  # chromadb's shared client registry is not safe to populate from two threads
@@ -50,6 +66,11 @@ def _chroma_client(path: Path, url: str):
     return chromadb.PersistentClient(path=str(path / "chroma"), settings=settings)
 
 
+def passage_text(passage: dict) -> str:
+    """What is embedded for a passage."""
+    return f"{passage['title']}: {passage['text']}" if passage["title"] else passage["text"]
+
+
 class IndexStore:
     """One index directory. Safe to share between threads; open one per process."""
 
@@ -68,12 +89,14 @@ class IndexStore:
                     f"index {self.path} was built with embeddings {stored['embedder']!r}, not {embedder_name!r}"
                 )
             db.execute("INSERT OR IGNORE INTO settings VALUES ('embedder', ?)", (embedder_name,))
+            _migrate(db)
         self.embedder_name = embedder_name
         self.chroma_url = chroma_url
         self._collection = None
         self._lock = threading.Lock()
+        self._dense_changing = False
 
-    def _db(self) -> sqlite3.Connection:
+    def _db(self) -> "_Transaction":
         connection = getattr(self._local, "db", None)
         if connection is None:
             connection = sqlite3.connect(self.path / "passages.sqlite", timeout=60, isolation_level=None)
@@ -99,89 +122,282 @@ class IndexStore:
     def bm25_path(self) -> str:
         return str(self.path / "bm25.npz")
 
+    # ---- reading -------------------------------------------------------------------------
     def count(self) -> int:
         with self._db() as db:
             return db.execute("SELECT COUNT(*) FROM passages").fetchone()[0]
 
     def generation(self) -> str:
-        """Changes whenever passages are added: stamps the BM25 file it was built from."""
+        """Changes whenever the passages change (ids are never reused): the eval settings hash."""
         with self._db() as db:
             count, last = db.execute("SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM passages").fetchone()
         return f"{count}:{last}"
 
-    def existing_ids(self, ids: list[str]) -> set[str]:
-        found: set[str] = set()
+    def settings(self) -> dict[str, str]:
         with self._db() as db:
-            for start in range(0, len(ids), 500):
-                chunk = ids[start:start + 500]
-                marks = ",".join("?" * len(chunk))
-                found.update(row[0] for row in db.execute(f"SELECT id FROM passages WHERE id IN ({marks})", chunk))
-        return found
+            return dict(db.execute("SELECT key, value FROM settings").fetchall())
+
+    def version(self) -> int:
+        """The passage table's version: bumped by every transaction that changes it."""
+        return int(self.settings().get("version", 0))
+
+    def dense_version(self) -> int:
+        """The version the vector store fully matches; -1 while (or after a killed) write."""
+        return int(self.settings().get("dense_version", -1))
+
+    def existing_ids(self, ids: list[str]) -> set[str]:
+        return set(self.get(ids))
 
     def get(self, ids: list[str]) -> dict[str, dict]:
         """Passages by id (missing ids are absent from the result)."""
-        result: dict[str, dict] = {}
         with self._db() as db:
-            for start in range(0, len(ids), 500):
-                chunk = ids[start:start + 500]
-                marks = ",".join("?" * len(chunk))
-                rows = db.execute(f"SELECT id, title, text, source FROM passages WHERE id IN ({marks})", chunk)
-                for passage_id, title, text, source in rows:
-                    result[passage_id] = {"id": passage_id, "title": title, "text": text, "source": source}
-        return result
+            return _rows(db, ids)
+
+    def snapshot(self, ids: list[str]) -> tuple[int, dict[str, dict]]:
+        """The table's version and the passages by id, read in one transaction."""
+        with self._db() as db:
+            version = int((db.execute("SELECT value FROM settings WHERE key = 'version'").fetchone() or [0])[0])
+            return version, _rows(db, ids)
 
     def all_passages(self) -> Iterable[tuple[str, str, str]]:
         with self._db() as db:
             yield from db.execute("SELECT id, title, text FROM passages ORDER BY seq")
 
-    def add(self, passages: list[dict]) -> None:
-        """Embed and store one batch: Chroma first, then one SQLite transaction."""
-        texts = [f"{p['title']}: {p['text']}" if p["title"] else p["text"] for p in passages]
-        vectors = get_embedder(self.embedder_name).embed(texts)
-        self.collection.upsert(
-            ids=[p["id"] for p in passages],
-            embeddings=vectors,
-            documents=[p["text"] for p in passages],
-            metadatas=[{"title": p["title"], "source": p["source"]} for p in passages],
-        )
-        rows = [(p["id"], p["title"], p["text"], p["source"], json.dumps(p.get("metadata") or {})) for p in passages]
+    def documents(self, ids: list[str]) -> dict[str, tuple[str, str]]:
+        """{document id: (fingerprint, origin)} for the ids the index holds."""
+        found: dict[str, tuple[str, str]] = {}
         with self._db() as db:
-            db.executemany(
-                "INSERT OR IGNORE INTO passages (id, title, text, source, metadata) VALUES (?, ?, ?, ?, ?)", rows
+            for chunk in _chunks(ids):
+                marks = ",".join("?" * len(chunk))
+                for doc_id, fingerprint, origin in db.execute(
+                        f"SELECT id, fingerprint, origin FROM documents WHERE id IN ({marks})", chunk):
+                    found[doc_id] = (fingerprint, origin)
+        return found
+
+    def documents_under(self, root: str) -> list[str]:
+        """Ids of the documents read from files at or below `root` (an absolute path)."""
+        with self._db() as db:
+            rows = db.execute("SELECT id FROM documents WHERE origin = ? OR substr(origin, 1, ?) = ?",
+                              (root, len(root) + 1, root.rstrip("/") + "/"))
+            return [row[0] for row in rows]
+
+    def chunk_rows(self, doc_ids: list[str]) -> dict[str, dict[str, tuple]]:
+        """{document id: {passage id: (title, text, source, metadata)}} of the documents."""
+        found: dict[str, dict[str, tuple]] = {}
+        with self._db() as db:
+            for chunk in _chunks(doc_ids):
+                marks = ",".join("?" * len(chunk))
+                for doc_id, passage_id, *row in db.execute(
+                        f"SELECT doc_id, id, title, text, source, metadata FROM passages WHERE doc_id IN ({marks})",
+                        chunk):
+                    found.setdefault(doc_id, {})[passage_id] = tuple(row)
+        return found
+
+    # ---- writing -------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def writing(self, wait: bool = True) -> Iterator[bool]:
+        """Hold the index's write lock (yields False when `wait` is off and another holds it).
+        On exit the dense store is marked current and a stale BM25 file rebuilt."""
+        with open(self.path / "write.lock", "a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
+                if self._dense_changing:
+                    self._set("dense_version", self.version())
+                    self._dense_changing = False
+                if not self.sparse_is_current():
+                    self.rebuild_sparse()
+            finally:
+                self._dense_changing = False
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _set(self, key: str, value) -> None:
+        with self._db() as db:
+            db.execute("INSERT OR REPLACE INTO settings VALUES (?, ?)", (key, str(value)))
+
+    def _mark_dense_changing(self) -> None:
+        if not self._dense_changing:
+            self._set("dense_version", -1)  # committed before the first vector is touched
+            self._dense_changing = True
+
+    def _embed(self, passages: list[dict]) -> None:
+        """Write the vectors of the passages (each carries its passage's content hash)."""
+        for start in range(0, len(passages), BATCH):
+            part = passages[start:start + BATCH]
+            self.collection.upsert(
+                ids=[p["id"] for p in part],
+                embeddings=get_embedder(self.embedder_name).embed([passage_text(p) for p in part]),
+                documents=[p["text"] for p in part],
+                metadatas=[{"title": p["title"], "source": p["source"], "document": _doc_id(p),
+                            "hash": content_id(p["title"], p["text"])} for p in part],
             )
 
+    def replace(self, documents: list[tuple[str, str, str, list[dict]]]) -> dict[str, int]:
+        """Make each (id, fingerprint, origin, passages) document hold exactly these passages,
+        in one SQLite transaction; only passages whose text changed are embedded. Returns
+        counts: documents `changed` (the rest held these passages already), passages
+        `embedded` and `removed`."""
+        old = self.chunk_rows([doc_id for doc_id, *_ in documents])
+        changed, same = [], []
+        for document in documents:
+            rows = {p["id"]: _row(p) for p in document[3]}
+            (same if rows == old.get(document[0], {}) else changed).append(document)
+        if same:
+            self.touch([(doc_id, fingerprint, origin) for doc_id, fingerprint, origin, _ in same])
+        if not changed:
+            return {"changed": 0, "embedded": 0, "removed": 0}
+        doc_ids = [doc_id for doc_id, *_ in changed]
+        old_hashes = {i: content_id(row[0], row[1]) for doc_id in doc_ids for i, row in old.get(doc_id, {}).items()}
+        new = [p for *_, passages in changed for p in passages]
+        gone = sorted(set(old_hashes) - {p["id"] for p in new})
+        to_embed = [p for p in new if old_hashes.get(p["id"]) != content_id(p["title"], p["text"])]
+        if to_embed or gone:
+            self._mark_dense_changing()
+        self._embed(to_embed)
+        now = time.time()
+        with self._db() as db:
+            for chunk in _chunks(doc_ids):
+                db.execute(f"DELETE FROM passages WHERE doc_id IN ({','.join('?' * len(chunk))})", chunk)
+            db.executemany("INSERT OR REPLACE INTO passages (id, title, text, source, metadata, doc_id) "
+                           "VALUES (?, ?, ?, ?, ?, ?)", [(p["id"], *_row(p), _doc_id(p)) for p in new])
+            db.executemany("INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?)",
+                           [(doc_id, fingerprint, origin, now) for doc_id, fingerprint, origin, _ in changed])
+            _bump(db, now)
+        for chunk in _chunks(gone):
+            self.collection.delete(ids=chunk)
+        return {"changed": len(changed), "embedded": len(to_embed), "removed": len(gone)}
+
+    def touch(self, documents: list[tuple[str, str, str]]) -> None:
+        """Record a new fingerprint or origin for documents whose passages stay as they are."""
+        with self._db() as db:
+            db.executemany("UPDATE documents SET fingerprint = ?, origin = ? WHERE id = ?",
+                           [(fingerprint, origin, doc_id) for doc_id, fingerprint, origin in documents])
+
+    def add(self, passages: list[dict]) -> None:
+        """Store passages, each as its own document unless it names one (`document`)."""
+        grouped: dict[str, list[dict]] = {}
+        for passage in passages:
+            grouped.setdefault(_doc_id(passage), []).append(passage)
+        self.replace([(doc_id, "", "", group) for doc_id, group in grouped.items()])
+
+    def delete(self, doc_ids: list[str]) -> int:
+        """Remove the documents and all their passages; returns how many passages went."""
+        old = sorted(i for rows in self.chunk_rows(doc_ids).values() for i in rows)
+        self._mark_dense_changing()
+        with self._db() as db:
+            for chunk in _chunks(doc_ids):
+                marks = ",".join("?" * len(chunk))
+                db.execute(f"DELETE FROM passages WHERE doc_id IN ({marks})", chunk)
+                db.execute(f"DELETE FROM documents WHERE id IN ({marks})", chunk)
+            _bump(db, time.time())
+        for chunk in _chunks(old):
+            self.collection.delete(ids=chunk)
+        return len(old)
+
+    # ---- consistency ---------------------------------------------------------------------
+    def vector_hashes(self) -> dict[str, str | None]:
+        """{id: content hash} of every stored vector (None for vectors written before hashes)."""
+        found: dict[str, str | None] = {}
+        offset = 0
+        while True:
+            page = self.collection.get(include=["metadatas"], limit=5000, offset=offset)
+            for vector_id, meta in zip(page["ids"], page["metadatas"]):
+                found[vector_id] = (meta or {}).get("hash")
+            if len(page["ids"]) < 5000:
+                return found
+            offset += 5000
+
     def reconcile(self) -> int:
-        """Repair what a killed run left behind: vectors without a passage are deleted, and
-        passages without a vector re-embedded. Returns how many entries were fixed."""
-        vector_ids = set(self.collection.get(include=[])["ids"])
-        passage_ids = {row[0] for row in self.all_passages()}
-        orphans = sorted(vector_ids - passage_ids)
-        for start in range(0, len(orphans), 500):
-            self.collection.delete(ids=orphans[start:start + 500])
-        missing = sorted(passage_ids - vector_ids)
-        stored = self.get(missing)
-        for start in range(0, len(missing), BATCH):
-            self.add([{**stored[i], "metadata": {}} for i in missing[start:start + BATCH]])
-        return len(orphans) + len(missing)
+        """Align the vectors with SQLite after a killed write: vectors without a passage are
+        deleted, passages without a matching vector re-embedded. Returns how many were fixed."""
+        self._mark_dense_changing()
+        vectors = self.vector_hashes()
+        passages = {row[0]: content_id(row[1], row[2]) for row in self.all_passages()}
+        orphans = sorted(set(vectors) - set(passages))
+        for chunk in _chunks(orphans):
+            self.collection.delete(ids=chunk)
+        stale = sorted(i for i, h in passages.items() if i not in vectors or vectors[i] not in (None, h))
+        with self._db() as db:
+            owners = {i: d for chunk in _chunks(stale) for i, d in db.execute(
+                f"SELECT id, doc_id FROM passages WHERE id IN ({','.join('?' * len(chunk))})", chunk)}
+        stored = self.get(stale)
+        self._embed([{**stored[i], "document": owners.get(i)} for i in stale if i in stored])
+        return len(orphans) + len(stale)
+
+    def repair(self) -> int:
+        """Under the write lock: reconcile when the dense store is not known to be current."""
+        return self.reconcile() if self.dense_version() != self.version() else 0
 
     def sparse_is_current(self) -> bool:
-        stamp = Path(self.bm25_path + ".generation")
-        return Path(self.bm25_path).exists() and stamp.exists() and stamp.read_text() == self.generation()
+        if not os.path.exists(self.bm25_path):
+            return False
+        stored = BM25Index.stored_version(self.bm25_path)
+        if stored is None:  # a file from before versions: its stamp names the content it was built from
+            stamp = Path(self.bm25_path + ".generation")
+            return stamp.exists() and stamp.read_text() == self.generation()
+        return stored == self.version()
 
-    def rebuild_sparse(self) -> BM25Index:
-        """Rebuild the BM25 matrix from SQLite and swap it in atomically."""
-        generation = self.generation()
-        ids, documents = [], []
-        for passage_id, title, text in self.all_passages():
-            ids.append(passage_id)
-            documents.append(tokenize(f"{title} {text}"))
+    def rebuild_sparse(self, save: bool = True) -> BM25Index:
+        """Rebuild the BM25 matrix from one SQLite snapshot and swap it in atomically."""
+        ids, documents, hashes = [], [], []
+        with self._db() as db:
+            version = int((db.execute("SELECT value FROM settings WHERE key = 'version'").fetchone() or [0])[0])
+            for passage_id, title, text in db.execute("SELECT id, title, text FROM passages ORDER BY seq"):
+                ids.append(passage_id)
+                documents.append(tokenize(f"{title} {text}"))
+                hashes.append(content_id(title, text))
         index = BM25Index.build(ids, documents)
-        index.save(self.bm25_path)
-        stamp = Path(self.bm25_path + ".generation")
-        tmp_stamp = stamp.with_suffix(f".{os.getpid()}.tmp")
-        tmp_stamp.write_text(generation)
-        os.replace(tmp_stamp, stamp)
+        index.version, index.hashes = version, hashes
+        if save:
+            index.save(self.bm25_path)
         return index
+
+
+def _row(passage: dict) -> tuple:
+    return passage["title"], passage["text"], passage["source"], json.dumps(passage.get("metadata") or {})
+
+
+def _doc_id(passage: dict) -> str:
+    return passage.get("document") or passage["id"]
+
+
+def _chunks(items: list, size: int = 500) -> Iterator[list]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _rows(db: sqlite3.Connection, ids: list[str]) -> dict[str, dict]:
+    result: dict[str, dict] = {}
+    for chunk in _chunks(ids):
+        marks = ",".join("?" * len(chunk))
+        for passage_id, title, text, source in db.execute(
+                f"SELECT id, title, text, source FROM passages WHERE id IN ({marks})", chunk):
+            result[passage_id] = {"id": passage_id, "title": title, "text": text, "source": source}
+    return result
+
+
+def _bump(db: sqlite3.Connection, now: float) -> None:
+    db.execute("INSERT OR REPLACE INTO settings VALUES ('version', "
+               "COALESCE((SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'version'), 0) + 1)")
+    db.execute("INSERT OR REPLACE INTO settings VALUES ('updated', ?)", (str(now),))
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Indexes from before documents existed: each passage joins the document its id names
+    (`id#n` -> `id`), and the next write re-checks every vector once."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(passages)")}
+    if "doc_id" in columns:
+        return
+    db.execute("ALTER TABLE passages ADD COLUMN doc_id TEXT")
+    rows = db.execute("SELECT id FROM passages").fetchall()
+    db.executemany("UPDATE passages SET doc_id = ? WHERE id = ?", [(_CHUNK_SUFFIX.sub("", i), i) for i, in rows])
+    db.execute("INSERT OR IGNORE INTO documents SELECT DISTINCT doc_id, '', '', 0 FROM passages")
+    db.execute("INSERT OR REPLACE INTO settings VALUES ('dense_version', '-1')")
+    db.execute("CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id)")
 
 
 class _Transaction:
@@ -198,32 +414,8 @@ class _Transaction:
         self.connection.execute("ROLLBACK" if kind else "COMMIT")
 
 
-def ingest(
-    store: IndexStore, passages: Iterable[dict], progress: Callable[[int], None] | None = None
-) -> dict[str, int]:
-    """Add the passages the index does not have yet; returns counts of added and present."""
-    repaired = store.reconcile()
-    added = present = 0
-    batch: list[dict] = []
+def ingest(store: IndexStore, items, progress=None, **options) -> dict[str, int]:
+    """See `agent.retrieval.updates.ingest` (kept here for existing callers)."""
+    from agent.retrieval.updates import ingest as run
 
-    def flush() -> None:
-        nonlocal added, present
-        known = store.existing_ids([p["id"] for p in batch])
-        new = [p for p in batch if p["id"] not in known]
-        if new:
-            store.add(new)
-        added += len(new)
-        present += len(batch) - len(new)
-        if progress:
-            progress(len(batch))
-        batch.clear()
-
-    for passage in passages:
-        batch.append(passage)
-        if len(batch) >= BATCH:
-            flush()
-    if batch:
-        flush()
-    if added or repaired or not store.sparse_is_current():
-        store.rebuild_sparse()
-    return {"added": added, "already_present": present, "repaired": repaired, "total": store.count()}
+    return run(store, items, progress, **options)

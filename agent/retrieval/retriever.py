@@ -16,6 +16,7 @@ from agent.retrieval.bm25 import BM25Index
 from agent.context import Context
 from agent.retrieval.embeddings import get_embedder
 from agent.errors import IndexMissingError, InputError
+from agent.retrieval.corpus import content_id
 from agent.retrieval.index import IndexStore
 from agent.usage import record
 
@@ -34,76 +35,101 @@ def reciprocal_rank_fusion(rankings: list[list[str]], k: int = RRF_K) -> list[tu
 
 
 class Retriever:
-    """Search one index. Thread-safe; reloads the BM25 file when an ingest replaced it."""
+    """Search one index. Thread-safe. Each call answers from one SQLite snapshot: a hit from
+    the vector store or the BM25 matrix is kept only when the content hash it was indexed
+    with equals that snapshot's passage, so every result is complete and of one version even
+    while a write (or a killed one) leaves a store behind."""
 
     def __init__(self, store: IndexStore):
         self.store = store
         self._bm25: BM25Index | None = None
-        self._bm25_mtime = 0.0
+        self._bm25_file: tuple[int, int] | None = None
         self._lock = threading.Lock()
+
+    def _maintain(self) -> bool:
+        """Bring a store that is behind the passage table up to date before answering, unless
+        a write is under way (it does so itself); returns whether the vectors are current."""
+        settings = self.store.settings()
+        dense_current = settings.get("dense_version", "-1") == settings.get("version", "0")
+        if dense_current and self.store.sparse_is_current():
+            return True
+        with self.store.writing(wait=False) as free:
+            if free:
+                self.store.repair()
+                dense_current = True
+        return dense_current
 
     def _sparse(self) -> BM25Index:
         with self._lock:
-            if not os.path.exists(self.store.bm25_path):
+            path = self.store.bm25_path
+            try:
+                stat = os.stat(path)
+                file = (stat.st_mtime_ns, stat.st_ino)
+            except FileNotFoundError:
+                file = None
+            if file is not None and file != self._bm25_file:
+                self._bm25, self._bm25_file = BM25Index.load(path), file
+            elif self._bm25 is None:
                 if self.store.count() == 0:
                     raise IndexMissingError(f"index {self.store.path} is empty: run `disambig ingest PATH...`")
-                self.store.rebuild_sparse()  # a killed ingest left passages without a BM25 file
-            mtime = os.stat(self.store.bm25_path).st_mtime
-            if self._bm25 is None or mtime != self._bm25_mtime:
-                self._bm25, self._bm25_mtime = BM25Index.load(self.store.bm25_path), mtime
+                self._bm25 = self.store.rebuild_sparse(save=False)  # the running write saves its own
             return self._bm25
 
     def embed_queries(self, queries: list[str]) -> np.ndarray:
         return get_embedder(self.store.embedder_name).embed(queries)
 
-    def dense_batch(self, queries: list[str], k: int, vectors: np.ndarray | None = None) -> list[list[dict]]:
+    def _dense_hits(self, queries: list[str], depth: int) -> list[list[tuple[str, str | None, float]]]:
+        """(id, content hash the vector was made from, cosine) per query, best first."""
         if self.store.count() == 0:
             raise IndexMissingError(f"index {self.store.path} is empty: run `disambig ingest PATH...`")
-        vectors = self.embed_queries(queries) if vectors is None else vectors
         found = self.store.collection.query(
-            query_embeddings=vectors, n_results=k, include=["documents", "metadatas", "distances"]
+            query_embeddings=self.embed_queries(queries), n_results=depth, include=["metadatas", "distances"]
         )
-        # a vector is written before its SQLite row: only committed passages are visible, so a
-        # query during an ingest sees each passage either not yet or completely
-        committed = self.store.existing_ids(sorted({i for ids in found["ids"] for i in ids}))
         return [
-            [
-                {"id": i, "title": meta.get("title", ""), "text": doc, "source": meta.get("source", ""),
-                 "score": round(1.0 - float(distance), 6)}
-                for i, doc, meta, distance in zip(ids, docs, metas, distances) if i in committed
-            ]
-            for ids, docs, metas, distances in zip(
-                found["ids"], found["documents"], found["metadatas"], found["distances"]
-            )
+            [(i, (meta or {}).get("hash"), round(1.0 - float(distance), 6)) for i, meta, distance in zip(ids, metas, dists)]
+            for ids, metas, dists in zip(found["ids"], found["metadatas"], found["distances"])
         ]
 
-    def sparse_batch(self, queries: list[str], k: int) -> list[list[dict]]:
+    def _sparse_hits(self, queries: list[str], depth: int) -> list[list[tuple[str, str | None, float]]]:
         index = self._sparse()
-        hits = [index.search(query, k) for query in queries]
-        stored = self.store.get(sorted({i for ranking in hits for i, _ in ranking}))
-        return [[{**stored[i], "score": round(s, 6)} for i, s in ranking if i in stored] for ranking in hits]
+        rows = {passage_id: row for row, passage_id in enumerate(index.ids)} if index.hashes else {}
+        return [
+            [(i, index.hashes[rows[i]] if index.hashes else None, round(s, 6)) for i, s in index.search(query, depth)]
+            for query in queries
+        ]
 
-    def search_batch(self, queries: list[str], mode: Mode = "hybrid", k: int = 5) -> list[list[dict]]:
-        """Top-k passages for each query; one retriever call is recorded per query."""
+    def search_with_version(self, queries: list[str], mode: Mode = "hybrid", k: int = 5) -> tuple[int, list[list[dict]]]:
+        """Top-k passages for each query and the passage-table version they all come from."""
         queries = [_check_query(q) for q in queries]
         if mode not in MODES:
             raise InputError(f"unknown retrieval mode {mode!r}; choose dense, sparse or hybrid")
         if k < 1:
             raise InputError("k must be at least 1")
         if not queries:
-            return []
+            return 0, []
         record(retriever_calls=len(queries))
-        if mode == "dense":
-            return self.dense_batch(queries, k)
-        if mode == "sparse":
-            return self.sparse_batch(queries, k)
-        depth = max(2 * k, 20)
+        dense_current = self._maintain()
+        depth = k if mode != "hybrid" else max(2 * k, 20)
+        dense = self._dense_hits(queries, depth if dense_current else 2 * depth + 10) if mode != "sparse" else None
+        sparse = self._sparse_hits(queries, depth if dense_current else 2 * depth + 10) if mode != "dense" else None
+        wanted = {i for hits in (dense or []) + (sparse or []) for i, _, _ in hits}
+        version, rows = self.store.snapshot(sorted(wanted))
+
+        def valid(hits: list[tuple[str, str | None, float]]) -> list[tuple[str, float]]:
+            return [(i, s) for i, h, s in hits
+                    if i in rows and (h is None or h == content_id(rows[i]["title"], rows[i]["text"]))][:depth]
+
+        if mode != "hybrid":
+            return version, [[{**rows[i], "score": s} for i, s in valid(hits)[:k]] for hits in (dense or sparse)]
         fused = []
-        for dense, sparse_hits in zip(self.dense_batch(queries, depth), self.sparse_batch(queries, depth)):
-            by_id = {p["id"]: p for p in [*sparse_hits, *dense]}
-            ranking = reciprocal_rank_fusion([[p["id"] for p in dense], [p["id"] for p in sparse_hits]])
-            fused.append([{**by_id[i], "score": round(s, 6)} for i, s in ranking[:k]])
-        return fused
+        for dense_hits, sparse_hits in zip(dense, sparse):
+            ranking = reciprocal_rank_fusion([[i for i, _ in valid(dense_hits)], [i for i, _ in valid(sparse_hits)]])
+            fused.append([{**rows[i], "score": round(s, 6)} for i, s in ranking[:k]])
+        return version, fused
+
+    def search_batch(self, queries: list[str], mode: Mode = "hybrid", k: int = 5) -> list[list[dict]]:
+        """Top-k passages for each query; one retriever call is recorded per query."""
+        return self.search_with_version(queries, mode, k)[1]
 
     def search(self, query: str, mode: Mode = "hybrid", k: int = 5) -> list[dict]:
         return self.search_batch([query], mode, k)[0]
@@ -146,8 +172,11 @@ def get_retriever(context: Context) -> Retriever:
 def passage_vectors(retriever: Retriever, passages: list[dict]) -> np.ndarray:
     """The indexed vectors of the passages (embedded afresh only when the store lacks one)."""
     ids = [p["id"] for p in passages]
-    stored = retriever.store.collection.get(ids=ids, include=["embeddings"])
-    by_id = {i: np.asarray(v, dtype=np.float32) for i, v in zip(stored["ids"], stored["embeddings"])}
+    hashes = {p["id"]: content_id(p["title"], p["text"]) for p in passages}
+    stored = retriever.store.collection.get(ids=ids, include=["embeddings", "metadatas"])
+    by_id = {i: np.asarray(v, dtype=np.float32)
+             for i, v, meta in zip(stored["ids"], stored["embeddings"], stored.get("metadatas") or [None] * len(ids))
+             if (meta or {}).get("hash") in (None, hashes[i])}  # a vector of another version is not this passage's
     missing = [p for p in passages if p["id"] not in by_id]
     if missing:
         texts = [f"{p['title']}: {p['text']}" if p.get("title") else p["text"] for p in missing]
