@@ -8,7 +8,7 @@ import threading
 
 import agent.retrieval.index
 from agent.retrieval.bm25 import BM25Index
-from agent.retrieval.corpus import ReadReport, read_passages
+from agent.retrieval.corpus import ReadReport, read_documents, read_passages
 from agent.retrieval.index import IndexStore, ingest
 from agent.retrieval.retriever import Retriever
 from tests.conftest import DEMO_CORPUS
@@ -54,3 +54,53 @@ def test_queries_during_an_ingest_see_old_or_new_passages_never_half_written(tmp
     assert len(passage_ids) == len(set(passage_ids)) == len(source) > before
     assert sorted(store.collection.get(include=[])["ids"]) == sorted(passage_ids)
     assert sorted(BM25Index.load(store.bm25_path).ids) == sorted(passage_ids)
+
+
+def test_queries_during_an_update_each_answer_from_one_committed_version(tmp_path, monkeypatch):
+    """Every document's text changes (and some documents go) while queries run in a loop:
+    each ranking equals passages of exactly the committed table version it reports."""
+    from agent.retrieval.updates import ingest as update
+
+    rows = [json.loads(line) for line in DEMO_CORPUS.read_text().splitlines() if line.strip()]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    store = IndexStore(str(tmp_path / "index"), create=True)
+    update(store, read_documents([str(corpus)], ReadReport()))
+    revised = [{**r, "text": r["text"] + " Revised edition."} for r in rows[: len(rows) - 10]]
+    corpus.write_text("\n".join(json.dumps(r) for r in revised) + "\n")
+    snapshots = {store.version(): {i: (t, x) for i, t, x in store.all_passages()}}
+
+    def recording(write):  # the writer records each version it commits
+        def run(documents):
+            result = write(documents)
+            snapshots[store.version()] = {i: (t, x) for i, t, x in store.all_passages()}
+            return result
+        return run
+
+    monkeypatch.setattr(store, "replace", recording(store.replace))
+    monkeypatch.setattr(store, "delete", recording(store.delete))
+    monkeypatch.setattr(agent.retrieval.index, "BATCH", 8)
+    retriever = Retriever(store)
+    report = ReadReport()
+    writer = threading.Thread(target=lambda: update(store, read_documents([str(corpus)], report), sync=[str(corpus)]))
+    seen, rounds, during = [], 0, 0
+    writer.start()
+    while writer.is_alive() or rounds < 2:
+        during += writer.is_alive()
+        for mode in ("dense", "sparse", "hybrid"):
+            seen += [(mode, *retriever.search_with_version(QUERIES, mode, 8))]
+        rounds += 1
+    writer.join()
+
+    assert during >= 1 and len({version for _, version, _ in seen}) >= 2  # versions did change under the readers
+    for mode, version, rankings in seen:
+        table = snapshots[version]
+        for ranking in rankings:
+            assert ranking, (mode, version)
+            assert len({p["id"] for p in ranking}) == len(ranking)
+            for passage in ranking:
+                assert table[passage["id"]] == (passage["title"], passage["text"]), (mode, version, passage["id"])
+    final = {i: (t, x) for i, t, x in store.all_passages()}
+    assert final == {r["id"]: (r["title"], r["text"]) for r in revised}
+    assert sorted(store.collection.get(include=[])["ids"]) == sorted(final)
+    assert sorted(BM25Index.load(store.bm25_path).ids) == sorted(final)

@@ -84,8 +84,11 @@ def test_selection_by_ids_then_seeded_sample_then_limit(tmp_path):
     assert [e.id for e in first] == [e.id for e in load_dataset("jsonl", path, ids=read_ids(ids), sample=3, seed=5)]
     assert len(first) == 3 and {e.id for e in first} <= {"q3", "q1", "q7", "q9", "q0"}
     assert len(load_dataset("jsonl", path, limit=4)) == 4
-    with pytest.raises(InputError, match="none of the"):
+    with pytest.raises(InputError, match="1 of the 1 listed ids are not in"):
         load_dataset("jsonl", path, ids=["nope"])
+    # one unknown id among known ones is an error too, naming how many and the first few
+    with pytest.raises(InputError, match=r"7 of the 9 listed ids are not in .*: x0, x1, x2, x3, x4, \.\.\.$"):
+        load_dataset("jsonl", path, ids=["q1", *[f"x{n}" for n in range(7)], "q2"])
     with pytest.raises(InputError, match="unknown dataset"):
         load_dataset("nq", path)
     bad = tmp_path / "bad.jsonl"

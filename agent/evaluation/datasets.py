@@ -197,9 +197,10 @@ def load_dataset(
     examples = LOADERS[name](path)
     if ids is not None:
         by_id = {e.id: e for e in examples}
-        missing = [i for i in ids if i not in by_id]
-        if len(missing) == len(ids) and ids:
-            raise InputError(f"none of the {len(ids)} listed ids is in {path}")
+        missing = list(dict.fromkeys(i for i in ids if i not in by_id))
+        if missing:
+            shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+            raise InputError(f"{len(missing)} of the {len(set(ids))} listed ids are not in {path}: {shown}")
         examples = [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
     if sample is not None and sample < len(examples):
         examples = random.Random(seed).sample(examples, sample)

@@ -82,11 +82,11 @@ class FixedPassagesRetriever(Retriever):
     def __init__(self, name: str, passages: list[dict], embedder_name: str = "minilm"):
         super().__init__(FixedPassageStore(name, _clean(passages), embedder_name))
 
-    def _sparse(self) -> BM25Index:
+    def _sparse(self, version: int | None = None) -> BM25Index:
         return self.store.bm25
 
-    def _maintain(self) -> bool:
-        return True  # held in memory: never behind
+    def _maintain(self) -> tuple[bool, int]:
+        return True, 0  # held in memory: never behind
 
 
 def _clean(passages: list[dict]) -> list[dict]:

@@ -239,7 +239,7 @@ class IndexStore:
     def replace(self, documents: list[tuple[str, str, str, list[dict]]]) -> dict[str, int]:
         """Make each (id, fingerprint, origin, passages) document hold exactly these passages,
         in one SQLite transaction; only passages whose text changed are embedded. Returns
-        counts: documents `changed` (the rest held these passages already), passages
+        the ids of the documents `changed` (the rest held these passages already), passages
         `embedded` and `removed`."""
         old = self.chunk_rows([doc_id for doc_id, *_ in documents])
         changed, same = [], []
@@ -249,7 +249,7 @@ class IndexStore:
         if same:
             self.touch([(doc_id, fingerprint, origin) for doc_id, fingerprint, origin, _ in same])
         if not changed:
-            return {"changed": 0, "embedded": 0, "removed": 0}
+            return {"changed": [], "embedded": 0, "removed": 0}
         doc_ids = [doc_id for doc_id, *_ in changed]
         old_hashes = {i: content_id(row[0], row[1]) for doc_id in doc_ids for i, row in old.get(doc_id, {}).items()}
         new = [p for *_, passages in changed for p in passages]
@@ -269,7 +269,7 @@ class IndexStore:
             _bump(db, now)
         for chunk in _chunks(gone):
             self.collection.delete(ids=chunk)
-        return {"changed": len(changed), "embedded": len(to_embed), "removed": len(gone)}
+        return {"changed": doc_ids, "embedded": len(to_embed), "removed": len(gone)}
 
     def touch(self, documents: list[tuple[str, str, str]]) -> None:
         """Record a new fingerprint or origin for documents whose passages stay as they are."""

@@ -23,6 +23,7 @@ from agent.usage import record
 Mode = Literal["dense", "sparse", "hybrid"]
 MODES = ("dense", "sparse", "hybrid")
 RRF_K = 60
+IN_MEMORY_BM25 = 50_000  # passages: above this, a reader during a write filters the saved matrix's hits instead
 
 
 def reciprocal_rank_fusion(rankings: list[list[str]], k: int = RRF_K) -> list[tuple[str, float]]:
@@ -46,20 +47,24 @@ class Retriever:
         self._bm25_file: tuple[int, int] | None = None
         self._lock = threading.Lock()
 
-    def _maintain(self) -> bool:
+    def _maintain(self) -> tuple[bool, int]:
         """Bring a store that is behind the passage table up to date before answering, unless
-        a write is under way (it does so itself); returns whether the vectors are current."""
+        a write is under way (it does so itself); returns whether the vectors are current and
+        the table's version."""
         settings = self.store.settings()
-        dense_current = settings.get("dense_version", "-1") == settings.get("version", "0")
+        version = int(settings.get("version", 0))
+        dense_current = int(settings.get("dense_version", -1)) == version
         if dense_current and self.store.sparse_is_current():
-            return True
+            return True, version
         with self.store.writing(wait=False) as free:
             if free:
                 self.store.repair()
                 dense_current = True
-        return dense_current
+        return dense_current, version
 
-    def _sparse(self) -> BM25Index:
+    def _sparse(self, version: int | None = None) -> BM25Index:
+        """The newest BM25 matrix: the saved one, or while a write holds the lock and the saved
+        one is behind `version`, one built in memory (small indexes; large ones filter hits)."""
         with self._lock:
             path = self.store.bm25_path
             try:
@@ -69,7 +74,8 @@ class Retriever:
                 file = None
             if file is not None and file != self._bm25_file:
                 self._bm25, self._bm25_file = BM25Index.load(path), file
-            elif self._bm25 is None:
+            behind = self._bm25 is not None and version is not None and (self._bm25.version or 0) < version
+            if self._bm25 is None or (behind and self._bm25.version is not None and self.store.count() <= IN_MEMORY_BM25):
                 if self.store.count() == 0:
                     raise IndexMissingError(f"index {self.store.path} is empty: run `disambig ingest PATH...`")
                 self._bm25 = self.store.rebuild_sparse(save=False)  # the running write saves its own
@@ -90,8 +96,8 @@ class Retriever:
             for ids, metas, dists in zip(found["ids"], found["metadatas"], found["distances"])
         ]
 
-    def _sparse_hits(self, queries: list[str], depth: int) -> list[list[tuple[str, str | None, float]]]:
-        index = self._sparse()
+    def _sparse_hits(self, queries: list[str], depth: int, version: int) -> list[list[tuple[str, str | None, float]]]:
+        index = self._sparse(version)
         rows = {passage_id: row for row, passage_id in enumerate(index.ids)} if index.hashes else {}
         return [
             [(i, index.hashes[rows[i]] if index.hashes else None, round(s, 6)) for i, s in index.search(query, depth)]
@@ -108,10 +114,10 @@ class Retriever:
         if not queries:
             return 0, []
         record(retriever_calls=len(queries))
-        dense_current = self._maintain()
+        dense_current, version = self._maintain()
         depth = k if mode != "hybrid" else max(2 * k, 20)
         dense = self._dense_hits(queries, depth if dense_current else 2 * depth + 10) if mode != "sparse" else None
-        sparse = self._sparse_hits(queries, depth if dense_current else 2 * depth + 10) if mode != "dense" else None
+        sparse = self._sparse_hits(queries, depth, version) if mode != "dense" else None
         wanted = {i for hits in (dense or []) + (sparse or []) for i, _, _ in hits}
         version, rows = self.store.snapshot(sorted(wanted))
 

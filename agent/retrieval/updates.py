@@ -110,7 +110,9 @@ def _apply(store: IndexStore, block: list[_Pending], counts: dict, progress) -> 
             result = store.replace(batch)
             counts["embedded"] += result["embedded"]
             counts["removed"] += result["removed"]
-            counts["documents_unchanged"] += len(batch) - result["changed"]
+            for doc_id in result["changed"]:
+                counts["documents_updated" if doc_id in known else "documents_added"] += 1
+            counts["documents_unchanged"] += len(batch) - len(result["changed"])
             batch.clear()
             batch_size = 0
 
@@ -122,7 +124,6 @@ def _apply(store: IndexStore, block: list[_Pending], counts: dict, progress) -> 
                 moved.append((pending.id, pending.fingerprint, pending.origin))
             continue
         passages = pending.cut()
-        counts["documents_updated" if stored is not None else "documents_added"] += 1
         batch.append((pending.id, pending.fingerprint, pending.origin, passages))
         batch_size += len(passages)
         if batch_size >= index_module.BATCH:
