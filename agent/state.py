@@ -6,10 +6,12 @@ carry reducers; `usage` and `route` are filled by `agent.usage.tracked`, never b
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from langgraph.types import Overwrite
 from typing_extensions import NotRequired, TypedDict  # Studio's input/output schemas need it on Python < 3.12
 
 from agent.usage import append_route, merge_usage
@@ -58,3 +60,23 @@ class RAGState(InputState, OutputState, total=False):
 
     guidance: str  # extra instructions a method hands to `synthesize_answer` (e.g. sub-questions)
     search_query: str  # what `retrieve` searches with instead of the question (e.g. VERDICT's relaxed query)
+    settled_interpretations: list[Interpretation]  # final before synthesis (DIVA's extraction): kept as they are
+    verified_questions: list[str]  # the only readings synthesis may report (DtV's verified ones)
+
+
+TURN_OUTPUTS = ("route", "usage", "decision")
+
+
+def starts_turn(node):
+    """Wrap the first node of a graph so each turn starts with fresh `route`, `usage` and
+    `decision`: on a checkpointer thread the previous turn's values are still in state and
+    their reducers would add to them. Every graph wraps its entry node with this."""
+
+    @functools.wraps(node)
+    def wrapper(state, *args, **kwargs):
+        update = dict(node(state, *args, **kwargs) or {})
+        fresh = {"route": [], "usage": {}, "decision": {}}
+        return {**update, **{key: Overwrite(update.get(key) or fresh[key]) for key in TURN_OUTPUTS}}
+
+    wrapper.starts_turn = True
+    return wrapper

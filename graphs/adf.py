@@ -38,7 +38,7 @@ from agent.steps.nodes import synthesize_answer
 from agent.llm.prompts import format_passages
 from agent.retrieval.retriever import get_retriever, reciprocal_rank_fusion
 from agent.llm.schemas import OrderedModel
-from agent.state import InputState, OutputState, Passage, RAGState
+from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.usage import emit, map_concurrent, tracked
 
 HYDE_STYLES = {  # instruction, completion token cap
@@ -74,10 +74,7 @@ class ADFContext(Context):
     )
 
     def __post_init__(self) -> None:
-        for name, allowed in (("preset", PRESETS), ("uncertain_fallback", ("decompose", "direct")),
-                              ("hyde_style", ("preset", *HYDE_STYLES))):
-            if getattr(self, name) not in allowed:
-                raise InputError(f"{name} must be one of {', '.join(allowed)}, not {getattr(self, name)!r}")
+        super().__post_init__()  # preset, uncertain_fallback and hyde_style are Literal settings
         for name in ("tau_var", "tau_sep"):  # `--set tau_var=0.3` arrives as text
             value = getattr(self, name)
             if value not in (None, ""):
@@ -277,7 +274,7 @@ def fuse_rankings(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
 
 
 builder = StateGraph(ADFState, context_schema=ADFContext, input_schema=InputState, output_schema=OutputState)
-builder.add_node("retrieve", retrieve)
+builder.add_node("retrieve", starts_turn(retrieve))
 builder.add_node("analyze_coherence", analyze_coherence)
 builder.add_node("classify_ambiguity", classify_ambiguity)
 builder.add_node("decompose", decompose)

@@ -28,7 +28,7 @@ from agent.steps.nodes import MODEL_FAILED, answer_update, interpretations_from,
 from agent.llm.answers import clean_answer
 from agent.llm.prompts import format_passages
 from agent.llm.schemas import CitedInterpretation
-from agent.state import InputState, OutputState
+from agent.state import InputState, OutputState, starts_turn
 from agent.usage import emit, tracked
 
 UNSUPPORTED = "Not supported by the indexed documents; from the model's general knowledge, unverified:"
@@ -89,6 +89,7 @@ def extract_interpretations(state: DiversifyState, runtime: Runtime[DIVAContext]
     guidance = "Interpretations already found in the passages (cover each one):\n" + "\n".join(lines)
     return {
         "interpretations": found,
+        "settled_interpretations": found,  # the synthesis writes the answer, not a second list
         "guidance": guidance if found else state.get("guidance", ""),
         "decision": {"branch": "passages", "supported_by_corpus": True, "extracted": len(found)},
     }
@@ -104,14 +105,14 @@ def answer_closed_book(state: DiversifyState, runtime: Runtime[DIVAContext]) -> 
     )
     decision = {"branch": "closed_book", "supported_by_corpus": False}
     if reply is None:
-        return {"passages": [], **answer_update(f"{UNSUPPORTED} {MODEL_FAILED}", [], abstained=True, **decision)}
+        return answer_update(f"{UNSUPPORTED} {MODEL_FAILED}", [], abstained=True, **decision)
     interpretations = interpretations_from(reply, [])  # no passages: nothing to cite
     answer = f"{UNSUPPORTED} {clean_answer(reply.answer, [])}"  # nothing to cite
-    return {"passages": [], **answer_update(answer, interpretations, abstained=False, **decision)}
+    return answer_update(answer, interpretations, abstained=False, **decision)
 
 
 builder = StateGraph(DiversifyState, context_schema=DIVAContext, input_schema=InputState, output_schema=OutputState)
-builder.add_node("identify_ambiguity_type", identify_ambiguity_type)
+builder.add_node("identify_ambiguity_type", starts_turn(identify_ambiguity_type))
 builder.add_node("infer_pseudo_interpretations", infer_pseudo_interpretations)
 builder.add_node("retrieve_diversified", retrieve_diversified)
 builder.add_node("verify_passages", verify_passages)

@@ -25,7 +25,7 @@ from agent.llm.answers import clean_answer
 from agent.llm.prompts import format_passages
 from agent.retrieval.retriever import get_retriever
 from agent.llm.schemas import Synthesis
-from agent.state import InputState, OutputState, Passage, RAGState
+from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.usage import emit, tracked
 
 QUALITY_WEIGHT, NOVELTY_WEIGHT = 0.6, 0.4
@@ -193,7 +193,7 @@ def deliver_answer(state: IterativeState, runtime: Runtime[IterativeContext]) ->
 
 
 builder = StateGraph(IterativeState, context_schema=IterativeContext, input_schema=InputState, output_schema=OutputState)
-builder.add_node("start_loop", start_loop)
+builder.add_node("start_loop", starts_turn(start_loop))
 builder.add_node("retrieve", retrieve)
 builder.add_node("generate", generate)
 builder.add_node("assess_progress", assess_progress)

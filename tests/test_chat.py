@@ -10,7 +10,8 @@ from langgraph.types import Command
 
 from agent.app.conversation import ChatSession, chat_context, open_checkpointer
 from agent.errors import InputError
-from graphs.chat import builder, method_context
+from agent.app.settings import method_context
+from graphs.chat import builder
 from tests.chat_script import FOCUS_MARKER, FOCUSED, ONE_MEANING, REWRITE_MARKER, TWO_MEANINGS, chat_rules
 
 HP_ANSWER = json.loads(TWO_MEANINGS)["answer"]
@@ -57,7 +58,7 @@ def test_several_grounded_meanings_pause_with_json_options_and_resume_focuses(se
     chosen = request["options"][0]
     assert [p["id"] for p in result["passages"]] == chosen["citations"]  # the focused answer sees its evidence only
     assert result["decision"]["choice"] == 1 and result["decision"]["chosen_question"] == chosen["question"]
-    assert result["route"] == ["classify_ambiguity", "run_method", "retrieve", "synthesize_answer",
+    assert result["route"] == ["read_message", "classify_ambiguity", "run_method", "retrieve", "synthesize_answer",
                                "ask_clarification", "synthesize_answer"]
     assert result["usage"]["llm_calls"] == 2 and "ask_clarification" in result["usage"]["nodes"]
     messages = session.messages()
@@ -160,10 +161,8 @@ def test_downstream_method_is_configurable_and_keeps_its_own_defaults(settings, 
     result = events[-1]["result"]
     assert result["decision"]["downstream_route"] == ["relax_query", "retrieve", "synthesize_answer"]
     assert len(result["passages"]) > 5  # RAC's own k=20 universe, not the chat's k=5
-    from graphs.rac import builder as rac_builder
-
-    assert method_context(rac_builder.context_schema, chat_context({**settings, "k": 8})).k == 8
-    with pytest.raises(InputError, match="unknown method 'nope'"):
+    assert method_context("rac", chat_context({**settings, "k": 8})).k == 8
+    with pytest.raises(InputError, match="downstream='nope' is not one of: vanilla, diva"):
         chat_context({**settings, "downstream": "nope"})
 
 
@@ -188,3 +187,12 @@ def test_graph_is_exported_without_a_checkpointer():
     from graphs.chat import graph
 
     assert graph.checkpointer is None and graph.name == "chat"
+
+
+def test_an_explicit_k_reaches_the_method_even_when_it_equals_the_chat_default(settings, scripted):
+    """`--k 5` is the chat's default value, but the user set it: RAC retrieves 5, not its own 20."""
+    session = ChatSession(InMemorySaver(), "t1", {**settings, "downstream": "rac", "clarify": False, "k": 5})
+    events, _ = drain(session.send("What is HP?"))
+    assert len(events[-1]["result"]["passages"]) == 5
+    assert method_context("verdict", chat_context({**settings, "k": 5})).k == 5
+    assert method_context("verdict", chat_context(settings)).k == 20

@@ -100,3 +100,20 @@ def test_unknown_models_are_refused_clearly():
         get_chat_model(Context(model="gpt5"))
     with pytest.raises(ModelUnavailableError, match="GGUF file not found"):
         get_chat_model(Context(model="gguf:/nonexistent/model.gguf"))
+
+
+def test_an_unknown_value_for_an_enumerated_setting_is_an_input_error():
+    """A typo in a Literal setting (any method's) names the setting, the value and the choices."""
+    import pytest
+
+    from agent.app.settings import method_context
+    from agent.context import Context
+    from agent.errors import InputError
+
+    with pytest.raises(InputError, match=r"structured_output='json_shema' is not one of: json_schema, json_object, prompt"):
+        Context(structured_output="json_shema")
+    with pytest.raises(InputError, match=r"retrieval_mode='dens' is not one of: dense, sparse, hybrid"):
+        method_context("vanilla", {"retrieval_mode": "dens"})
+    with pytest.raises(InputError, match=r"grounding='entail' is not one of: overlap, entailment, off"):
+        method_context("verdict", {"grounding": "entail"})
+    assert Context(structured_output="prompt").structured_output == "prompt"

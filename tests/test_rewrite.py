@@ -120,9 +120,9 @@ def test_streaming_relays_the_rewrite_and_the_downstream_events(conversation, sc
 
 
 def test_unknown_downstream_or_mode_is_an_input_error(conversation):
-    with pytest.raises(InputError, match="cannot be its own downstream"):
+    with pytest.raises(InputError, match="downstream='rewrite' is not one of: vanilla, adf, diva, verdict"):
         conversation(TURNS[0], downstream="rewrite")
-    with pytest.raises(InputError, match="rewrite_mode must be never, always or guided"):
+    with pytest.raises(InputError, match="rewrite_mode='sometimes' is not one of: never, always, guided"):
         conversation(TURNS[0], rewrite_mode="sometimes")
 
 
@@ -143,3 +143,17 @@ def test_history_shortens_long_answers_but_not_the_users_words():
     text = format_history([HumanMessage("the 'ABC Dataset (created on)' id?"), AIMessage(long_answer)])
     assert text.startswith("User: the 'ABC Dataset (created on)' id?\nAssistant: word")
     assert text.endswith(" ...") and len(text) < 600
+
+
+def test_the_downstream_method_keeps_its_own_defaults_unless_the_user_set_them(conversation, demo_index):
+    """RewriteContext's k defaults to 5; VERDICT/RAC behind rewrite still retrieve their own 20,
+    and an explicit k (even one equal to rewrite's default) reaches them."""
+    from agent.app.settings import method_context
+
+    front = {"model": "scripted", "index_dir": demo_index, "downstream": "verdict"}
+    assert method_context("verdict", method_context("rewrite", front)).k == 20
+    assert method_context("verdict", method_context("rewrite", {**front, "k": 5})).k == 5
+    assert method_context("verdict", method_context("rewrite", front).replace(k=7)).k == 7
+    result = conversation(TURNS[0], rewrite_mode="never", downstream="verdict")
+    assert result["decision"]["downstream_route"][:2] == ["relax_query", "retrieve"]
+    assert len(result["passages"]) == 20

@@ -75,17 +75,22 @@ def test_many_clusters_keep_one_medoid_each_with_the_citations_of_all_members(sc
     consolidation = decision["consolidation"]
     assert consolidation["clusters"] == 3 and consolidation["noise"] == 0 and not consolidation["all_noise"]
     assert not consolidation["single_cluster_pass"]
-    # the output passages are exactly the cited ones, numbered as in the related questions
-    cited = [i for item in result["interpretations"] for i in item["citations"]]
-    assert [p["id"] for p in result["passages"]] == list(dict.fromkeys(cited))
+    # `passages` stays the retrieved universe; `cited` lists the cited ones, and the related
+    # questions number them as in `passages`
+    ids = [p["id"] for p in result["passages"]]
+    assert ids == decision["universe"] and len(ids) == 20
+    cited = list(dict.fromkeys(i for item in result["interpretations"] for i in item["citations"]))
+    assert result["cited"][:len(cited)] == cited
     first = result["interpretations"][0]
-    numbers = " ".join(f"[{n}]" for n in range(1, len(first["citations"]) + 1))
+    numbers = " ".join(f"[{ids.index(c) + 1}]" for c in first["citations"])
     assert decision["related_questions"][0] == f"{first['question']} -> {first['answer']} {numbers}"
     assert result["answer"].startswith("HP is the company")
     assert result["usage"]["llm_calls"] == 1 + 20 + 1
     assert result["usage"]["nodes"]["extract_interpretation"]["llm_calls"] == 20
     (prompt,) = calls_with(scripted, SYNTHESIZE)
-    assert COMPANY[0] in prompt and f"[{len(result['passages'])}]" in prompt
+    assert COMPANY[0] in prompt and f"[{ids.index(first['citations'][0]) + 1}]" in prompt
+    uncited = next(n for n, passage_id in enumerate(ids, 1) if passage_id not in cited)
+    assert f"\n[{uncited}] " not in prompt  # the synthesis sees the cited passages only
 
 
 def test_one_cluster_when_every_passage_gives_the_same_reading(scripted, demo_index):
@@ -114,14 +119,15 @@ def test_all_noise_keeps_every_pair_with_its_own_citation(scripted, demo_index):
     assert consolidation["all_noise"] and consolidation["clusters"] == 0 and consolidation["noise"] == 3
     assert len(result["interpretations"]) == 3
     assert all(len(item["citations"]) == 1 for item in result["interpretations"])
-    assert len(result["passages"]) == 3
+    assert len({c for item in result["interpretations"] for c in item["citations"]}) == 3
+    assert len(result["passages"]) == 20  # the retrieved universe, not the citations
 
 
 def test_all_abstain_answers_without_a_synthesis_call(scripted, demo_index):
     script(scripted, NULL)
     result = api.ask("What is HP?", "verdict", context(demo_index))
     assert result["answer"] == NOTHING_GROUNDED and result["decision"]["abstained"] is True
-    assert result["interpretations"] == [] and result["passages"] == []
+    assert result["interpretations"] == [] and result["cited"] == [] and len(result["passages"]) == 20
     assert result["decision"]["extraction"] == {"extracted": 0, "abstained": 20, "failed": 0, "concurrency": 8}
     assert result["usage"]["llm_calls"] == 1 + 20
     assert not calls_with(scripted, SYNTHESIZE)
@@ -305,5 +311,6 @@ def test_verdict_with_the_real_small_model_makes_the_counted_calls(demo_index):
     if not usage["timeouts"] and not usage["malformed"]:  # retried calls would add to the count
         assert usage["llm_calls"] == 1 + 4 + (1 if result["interpretations"] else 0)
     cited = {c for item in result["interpretations"] for c in item["citations"]}
-    assert cited <= set(decision["universe"]) and cited == {p["id"] for p in result["passages"]}
+    assert cited <= set(decision["universe"]) and cited <= set(result["cited"])
+    assert [p["id"] for p in result["passages"]] == decision["universe"]
     assert result["answer"].strip()

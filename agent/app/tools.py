@@ -67,9 +67,10 @@ def make_ask_tool(
     @tool(name, args_schema=AskDocuments, description=DESCRIPTION)
     def ask_documents(question: str, method: str = "vanilla", ask_back: bool = False) -> dict:
         from agent.app.api import ask
+        from agent.app.settings import method_context
 
-        try:
-            result = ask(question, method, context)
+        try:  # the shared settings apply where the method has them; its own defaults cover the rest
+            result = ask(question, method, method_context(method, context, strict=False))
         except DisambigError as error:
             return {"status": "error", "error": str(error)}
         options = clarification_options(result["interpretations"], max_options)

@@ -63,13 +63,15 @@ def format_passage(passage: dict, max_chars: int = 900) -> str:
     return f"{title}: {text}" if title else text
 
 
-def format_passages(passages: list[dict], max_chars: int = 900) -> str:
-    """Passages as the evidence block every prompt uses: `[n] title: text`, numbered from 1,
-    inside <documents> tags that the prompts declare to be data, never instructions.
+def format_passages(passages: list[dict], max_chars: int = 900, numbers: list[int] | None = None) -> str:
+    """Passages as the evidence block every prompt uses: `[n] title: text`, numbered from 1
+    (or with the given `numbers`, e.g. a subset keeping its numbers in the full list), inside
+    <documents> tags that the prompts declare to be data, never instructions.
 
     Small models copy short numbers far more reliably than passage ids; `cited_ids` maps back.
     """
-    lines = "\n\n".join(f"[{number}] {format_passage(p, max_chars)}" for number, p in enumerate(passages, 1))
+    numbers = numbers or list(range(1, len(passages) + 1))
+    lines = "\n\n".join(f"[{number}] {format_passage(p, max_chars)}" for number, p in zip(numbers, passages))
     return f"{OPEN_DATA}\n{lines}\n{CLOSE_DATA}"
 
 

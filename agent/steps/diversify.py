@@ -217,6 +217,7 @@ def verify_passages(state: DiversifyState, runtime: Runtime[DiversifyContext]) -
         "verdicts": verdicts,
         "grade": result,
         "guidance": guidance if verified else "",
+        "verified_questions": verified,  # synthesis may report these readings only (unverified ones are dropped)
         "decision": {
             "verdicts": verdicts, "grade": result,
             "unparsed_verdicts": sum(not v["parsed"] for v in verdicts),
