@@ -17,6 +17,19 @@ from typing_extensions import NotRequired, TypedDict  # Studio's input/output sc
 from agent.usage import append_route, merge_usage
 
 
+class Decision(TypedDict, total=False):
+    """The common part of `decision` every method fills (the eval scorer reads these); the
+    method's own detail goes under its name in the result (`decision["diva"] = {...}`)."""
+
+    ambiguous: bool | None  # the method's judgement; None when it does not judge (it just lists readings)
+    branch: str  # which path ran, e.g. "passages" or "closed_book" (DIVA), "decompose" or "direct" (ADF)
+    interpretations_source: str  # where the reported interpretations come from, e.g. "synthesis", "extraction"
+    abstained: bool  # the answer states nothing from the documents
+
+
+COMMON_DECISION = tuple(Decision.__annotations__)
+
+
 def merge_decision(left: dict | None, right: dict | None) -> dict:
     """Reducer for `decision`: later nodes add keys describing the branch they took."""
     return {**(left or {}), **(right or {})}
@@ -67,16 +80,18 @@ class RAGState(InputState, OutputState, total=False):
 TURN_OUTPUTS = ("route", "usage", "decision")
 
 
-def starts_turn(node):
+def starts_turn(node, **decision: Any):
     """Wrap the first node of a graph so each turn starts with fresh `route`, `usage` and
     `decision`: on a checkpointer thread the previous turn's values are still in state and
-    their reducers would add to them. Every graph wraps its entry node with this."""
+    their reducers would add to them. Every graph wraps its entry node with this, passing the
+    common decision (agent.state.Decision) it starts from; later nodes update it."""
 
     @functools.wraps(node)
     def wrapper(state, *args, **kwargs):
         update = dict(node(state, *args, **kwargs) or {})
-        fresh = {"route": [], "usage": {}, "decision": {}}
-        return {**update, **{key: Overwrite(update.get(key) or fresh[key]) for key in TURN_OUTPUTS}}
+        fresh = {"route": update.get("route") or [], "usage": update.get("usage") or {},
+                 "decision": {**decision, **(update.get("decision") or {})}}
+        return {**update, **{key: Overwrite(fresh[key]) for key in TURN_OUTPUTS}}
 
     wrapper.starts_turn = True
     return wrapper

@@ -38,11 +38,12 @@ def route_after_verify_passages(state: DiversifyState) -> Literal["synthesize_an
 @tracked
 def abstain(state: DiversifyState) -> dict:
     """No verified interpretation, so nothing is claimed (`passages` still shows what was retrieved)."""
-    return answer_update(NOTHING_VERIFIED, [], abstained=True)
+    return answer_update(NOTHING_VERIFIED, [], abstained=True, branch="abstain")
 
 
 builder = StateGraph(DiversifyState, context_schema=DtVContext, input_schema=InputState, output_schema=OutputState)
-builder.add_node("infer_pseudo_interpretations", starts_turn(infer_pseudo_interpretations))
+builder.add_node("infer_pseudo_interpretations", starts_turn(infer_pseudo_interpretations, ambiguous=None, branch="verified",
+                                                                       interpretations_source="verified_synthesis"))
 builder.add_node("retrieve_diversified", retrieve_diversified)
 builder.add_node("verify_passages", verify_passages)
 builder.add_node("synthesize_answer", synthesize_answer)

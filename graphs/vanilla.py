@@ -8,7 +8,7 @@ from agent.steps.nodes import retrieve, synthesize_answer
 from agent.state import InputState, OutputState, RAGState, starts_turn
 
 builder = StateGraph(RAGState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-builder.add_node("retrieve", starts_turn(retrieve))
+builder.add_node("retrieve", starts_turn(retrieve, ambiguous=None, branch="answer", interpretations_source="synthesis"))
 builder.add_node("synthesize_answer", synthesize_answer)
 builder.add_edge(START, "retrieve")
 builder.add_edge("retrieve", "synthesize_answer")

@@ -154,7 +154,7 @@ def synthesize_answer(state: VerdictState, runtime: Runtime[VERDICTContext]) -> 
     context = runtime.context
     interpretations = state.get("interpretations") or []
     if not interpretations:
-        return answer_update(NOTHING_GROUNDED, [], abstained=True, related_questions=[])
+        return answer_update(NOTHING_GROUNDED, [], abstained=True, branch="nothing_grounded", related_questions=[])
     passages = state.get("passages") or []
     listing = related_questions(interpretations, passages)  # numbered as in `passages`
     cited_ids = set(cited_passage_ids("", interpretations, passages))
@@ -178,7 +178,7 @@ def synthesize_answer(state: VerdictState, runtime: Runtime[VERDICTContext]) -> 
 
 
 builder = StateGraph(VerdictState, context_schema=VERDICTContext, input_schema=InputState, output_schema=OutputState)
-builder.add_node("relax_query", starts_turn(relax_query))
+builder.add_node("relax_query", starts_turn(relax_query, ambiguous=None, branch="grounded", interpretations_source="consolidation"))
 builder.add_node("retrieve", retrieve)
 builder.add_node("extract_interpretation", extract_interpretation)
 builder.add_node("check_grounding", check_grounding)

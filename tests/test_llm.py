@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 from agent.context import Context
 from agent.errors import InputError, ModelUnavailableError
+from agent.errors import ModelOutputError
 from agent.llm.calls import call_model, generate_structured, generate_text, parse_json_reply
 from agent.llm.models import get_chat_model
 from agent.usage import UsageRecorder, _current
@@ -91,8 +92,10 @@ def test_truncated_json_keeps_the_complete_part():
 
     parsed = parse_json_reply('Sure: ```json\n{"items": ["a", "b"], "answer": "cut off he', Answer)
     assert parsed.items == ["a", "b"] and parsed.answer.startswith("cut off")
-    with pytest.raises(ValueError):
+    with pytest.raises(ModelOutputError, match="Answer: no JSON object"):
         parse_json_reply("no object here", Answer)
+    with pytest.raises(ModelOutputError, match="do not fit the schema"):
+        parse_json_reply('{"items": "not a list", "answer": 3}', Answer)
 
 
 def test_unknown_models_are_refused_clearly():

@@ -43,14 +43,14 @@ def rewrite_calls(scripted):
 def test_three_turns_rewrite_only_the_follow_up(conversation, scripted):
     first = conversation(TURNS[0])
     assert rewrite_calls(scripted) == []  # nothing earlier to resolve against
-    assert first["decision"]["rewritten"] is False and first["decision"]["query"] == TURNS[0]
+    assert first["decision"]["rewrite"]["rewritten"] is False and first["decision"]["rewrite"]["query"] == TURNS[0]
 
     second = conversation(TURNS[1])
     decision = second["decision"]
-    assert decision["original_query"] == TURNS[1]
-    assert decision["ambiguity"] == "ambiguous" and decision["ambiguity_source"] == "classifier"
-    assert decision["rewrite"] == REWRITE and decision["rewritten"] is True and decision["query"] == REWRITE
-    assert decision["downstream"] == "vanilla" and decision["downstream_route"] == ["retrieve", "synthesize_answer"]
+    assert decision["rewrite"]["original_query"] == TURNS[1]
+    assert decision["rewrite"]["ambiguity"] == "ambiguous" and decision["rewrite"]["ambiguity_source"] == "classifier"
+    assert decision["rewrite"]["rewrite"] == REWRITE and decision["rewrite"]["rewritten"] is True and decision["rewrite"]["query"] == REWRITE
+    assert decision["rewrite"]["downstream"] == "vanilla" and decision["rewrite"]["downstream_route"] == ["retrieve", "synthesize_answer"]
     assert second["answer"] == f"Answer to: {REWRITE}"  # the rewrite, not the original, went downstream
     assert second["route"] == ["classify_ambiguity", "rewrite_query", "run_downstream", "retrieve", "synthesize_answer"]
     prompt = rewrite_calls(scripted)[0]["text"]
@@ -59,8 +59,8 @@ def test_three_turns_rewrite_only_the_follow_up(conversation, scripted):
 
     calls_before = len(scripted.calls)
     third = conversation(TURNS[2])
-    assert third["decision"]["ambiguity"] == "clear"
-    assert third["decision"]["rewritten"] is False and third["decision"]["rewrite"] is None
+    assert third["decision"]["rewrite"]["ambiguity"] == "clear"
+    assert third["decision"]["rewrite"]["rewritten"] is False and third["decision"]["rewrite"]["rewrite"] is None
     assert third["answer"] == f"Answer to: {TURNS[2]}"  # passed through verbatim
     assert len(rewrite_calls(scripted)) == 1  # no rewrite call for the self-contained turn
     assert len(scripted.calls) == calls_before + 1  # only the downstream answer
@@ -80,21 +80,21 @@ def test_never_mode_passes_every_turn_through(conversation, scripted):
     conversation(TURNS[0], rewrite_mode="never")
     result = conversation(TURNS[1], rewrite_mode="never")
     assert rewrite_calls(scripted) == []
-    assert result["decision"]["ambiguity"] is None and result["answer"] == f"Answer to: {TURNS[1]}"
+    assert result["decision"]["rewrite"]["ambiguity"] is None and result["answer"] == f"Answer to: {TURNS[1]}"
 
 
 def test_always_mode_rewrites_clear_follow_ups_too(conversation, scripted):
     for turn in TURNS:
         result = conversation(turn, rewrite_mode="always")
     assert len(rewrite_calls(scripted)) == 2  # turns 2 and 3; turn 1 has no history
-    assert result["decision"]["rewrite"] == REWRITE  # the scripted rewriter is wrong on purpose
-    assert result["decision"]["ambiguity"] is None
+    assert result["decision"]["rewrite"]["rewrite"] == REWRITE  # the scripted rewriter is wrong on purpose
+    assert result["decision"]["rewrite"]["ambiguity"] is None
 
 
 def test_threads_do_not_share_history(conversation, scripted):
     conversation(TURNS[0], thread="a")
     result = conversation(TURNS[1], thread="b")
-    assert result["decision"]["rewrite_skipped"] and rewrite_calls(scripted) == []
+    assert result["decision"]["rewrite"]["rewrite_skipped"] and rewrite_calls(scripted) == []
 
 
 def test_failed_rewrite_falls_back_to_the_original_message(scripted, demo_index):
@@ -155,5 +155,5 @@ def test_the_downstream_method_keeps_its_own_defaults_unless_the_user_set_them(c
     assert method_context("verdict", method_context("rewrite", {**front, "k": 5})).k == 5
     assert method_context("verdict", method_context("rewrite", front).replace(k=7)).k == 7
     result = conversation(TURNS[0], rewrite_mode="never", downstream="verdict")
-    assert result["decision"]["downstream_route"][:2] == ["relax_query", "retrieve"]
+    assert result["decision"]["rewrite"]["downstream_route"][:2] == ["relax_query", "retrieve"]
     assert len(result["passages"]) == 20

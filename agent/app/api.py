@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from agent.app.methods import load_method
+from agent.app.methods import decision_contract, load_method
 from agent.app.settings import method_context
 from agent.context import Context
 from agent.errors import validate_question
@@ -18,7 +18,7 @@ RESULT_KEYS = ("answer", "interpretations", "passages", "cited", "route", "decis
 RECURSION_LIMIT = 200  # every loop is bounded in state; this only stops runaway bugs
 
 
-def to_result(state: dict) -> dict:
+def to_result(state: dict, method: str) -> dict:
     """The JSON-able answer object: answer, interpretations, passages (what was retrieved),
     cited (ids of the passages the answer and interpretations cite), route, decision, usage."""
     result = {key: state.get(key) for key in RESULT_KEYS}
@@ -30,7 +30,7 @@ def to_result(state: dict) -> dict:
     ]
     result["cited"] = cited_passage_ids(result["answer"], result["interpretations"], result["passages"])
     result["route"] = result["route"] or []
-    result["decision"] = result["decision"] or {}
+    result["decision"] = decision_contract(result["decision"], method)
     result["usage"] = result["usage"] or {}
     return result
 
@@ -55,7 +55,7 @@ def ask(
     question = validate_question(question)
     graph = _graph(method, checkpointer)
     state = graph.invoke({"question": question}, config=_config(thread_id), context=method_context(method, context))
-    return to_result(state)
+    return to_result(state, method)
 
 
 def stream(
@@ -81,4 +81,4 @@ def stream(
                 yield {"event": "done", "node": node, "seconds": seconds}
         else:
             state = chunk
-    yield {"event": "result", "result": to_result(state)}
+    yield {"event": "result", "result": to_result(state, method)}

@@ -111,4 +111,4 @@ class ChatSession:
         if request is not None:
             yield {"event": "clarification", **request}
         else:
-            yield {"event": "result", "result": to_result(self.graph.get_state(self.config).values)}
+            yield {"event": "result", "result": to_result(self.graph.get_state(self.config).values, "chat")}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import AIMessage, AnyMessage
 
-from agent.app.methods import load_method
+from agent.app.methods import decision_contract, load_method
 from agent.app.settings import method_context
 from agent.context import Context
 from agent.usage import emit
@@ -24,6 +24,7 @@ from agent.usage import emit
 class MethodRun:
     """What the inner method returned, and the answer tokens held back (if asked to)."""
 
+    method: str
     result: dict
     held: list[dict] = field(default_factory=list)
 
@@ -36,7 +37,7 @@ def run_method(name: str, question: str, messages: list[AnyMessage], settings: C
                hold_tokens: bool = False) -> MethodRun:
     """Run method `name` on `question` (with the conversation so far), relaying its events."""
     module = load_method(name)
-    run = MethodRun(result={})
+    run = MethodRun(method=name, result={})
     for mode, chunk in module.graph.stream(
         {"question": question, "messages": list(messages)},
         context=method_context(name, settings),
@@ -53,7 +54,8 @@ def run_method(name: str, question: str, messages: list[AnyMessage], settings: C
 
 def method_update(run: MethodRun, query: str, messages: list[AnyMessage], **decision) -> dict:
     """The calling graph's state update from the method's result: its outputs, its usage and
-    route (the caller's own steps come first), its decision with `query` and `downstream_route`."""
+    route (the caller's own steps come first), its decision (common part on top, its detail
+    under its name) with the caller's `query` and `downstream_route`."""
     result = run.result
     known = {message.id for message in messages}
     replies = [m for m in result.get("messages") or [] if m.id not in known and m.type == "ai"]
@@ -65,6 +67,6 @@ def method_update(run: MethodRun, query: str, messages: list[AnyMessage], **deci
         "messages": replies or [AIMessage(answer)],
         "usage": result.get("usage") or {},
         "route": result.get("route") or [],
-        "decision": {**(result.get("decision") or {}), "query": query,
+        "decision": {**decision_contract(result.get("decision"), run.method), "query": query,
                      "downstream_route": result.get("route") or [], **decision},
     }

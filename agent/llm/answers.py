@@ -82,3 +82,18 @@ def cited_passage_ids(answer: str, interpretations: list[dict], passages: list[d
         ids += [passages[int(n) - 1]["id"] for n in match.group(1).split(",") if 1 <= int(n) <= len(passages)]
     known = {p["id"] for p in passages}
     return [passage_id for passage_id in dict.fromkeys(ids) if passage_id in known]
+
+
+MAX_QUERY_CHARS = 300
+_QUERY_LABEL = re.compile(r"^\s*(?:[-*\d.)]+\s+)?(?:(?:new\s+)?(?:search\s+)?query\s*:\s*)?", re.IGNORECASE)
+
+
+def clean_query(reply: str | None) -> str:
+    """A search query from a model reply: the first non-empty line without a bullet, a
+    "Query:"/"Search query:"/"New query:" label or quotes ("" when there is none, so the caller
+    falls back to what it had)."""
+    for line in (reply or "").splitlines():
+        line = _QUERY_LABEL.sub("", line).strip().strip("\"'`").strip()
+        if line:
+            return line[:MAX_QUERY_CHARS]
+    return ""

@@ -34,6 +34,15 @@ def prompts_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
+def fragment(name: str, **values: object) -> str:
+    """The text of `prompts/<name>.md` (a piece of a prompt, e.g. guidance for the synthesis)
+    with its $placeholders filled: prompt wording lives in prompts/, not in Python strings."""
+    path = resources.files("prompts").joinpath(f"{name}.md")
+    if not path.is_file():
+        raise FileNotFoundError(f"no prompt named {name!r} in prompts/")
+    return Template(path.read_text(encoding="utf-8").strip()).substitute({k: str(v) for k, v in values.items()})
+
+
 def render(name: str, **values: object) -> list[BaseMessage]:
     """Messages for prompt `name`; every $placeholder must be given (KeyError otherwise)."""
     system, user = load_prompt(name)
