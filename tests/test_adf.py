@@ -161,7 +161,7 @@ def test_ambiguous_gate_decomposes_over_all_ten_passages(scripted, demo_index):
     assert result["route"] == DECOMPOSED_ROUTE
     assert decision["adf"]["gate"] == "Ambiguous" and decision["adf"]["path"] == "decompose"
     assert decision["adf"]["passages"] == 10 and decision["adf"]["k_clusters"] == 4
-    assert {"variance", "separability", "tau_var", "tau_sep"} <= set(decision)
+    assert {"variance", "separability", "tau_var", "tau_sep"} <= set(decision["adf"])
     clustered = [i for c in decision["adf"]["clusters"] for i in c["passage_ids"]]
     assert len(clustered) == 10 and len(set(clustered)) == 10 and len(decision["adf"]["clusters"]) == 4
     kept = [c for c in decision["adf"]["clusters"] if c["kept"]]

@@ -157,3 +157,16 @@ def test_the_downstream_method_keeps_its_own_defaults_unless_the_user_set_them(c
     result = conversation(TURNS[0], rewrite_mode="never", downstream="verdict")
     assert result["decision"]["rewrite"]["downstream_route"][:2] == ["relax_query", "retrieve"]
     assert len(result["passages"]) == 20
+
+
+def test_the_downstream_method_runs_as_a_nested_subgraph(scripted, demo_index):
+    """Run inside `run_downstream`, the method is a subgraph of the rewrite run: streaming with
+    subgraphs=True (what Studio does) shows its own steps under the calling node's namespace."""
+    scripted.rules.append((SYNTHESIS_MARKER, synthesis))
+    graph = api._graph("rewrite", InMemorySaver())
+    context = api.method_context("rewrite", {"model": "scripted", "index_dir": demo_index, "rewrite_mode": "never"})
+    inner = [(namespace, list(update)) for namespace, mode, update in graph.stream(
+        {"question": TURNS[0]}, {"configurable": {"thread_id": "s"}}, context=context,
+        stream_mode=["updates"], subgraphs=True) if namespace]
+    assert [nodes for _, nodes in inner] == [["retrieve"], ["synthesize_answer"]]
+    assert all(namespace[0].startswith("run_downstream:") for namespace, _ in inner)
