@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from agent.context import Context
 from agent.errors import ModelOutputError, ModelUnavailableError
 from agent.llm.models import endpoint, get_chat_model
-from agent.llm.prompts import render
+from agent.llm.prompts import fragment, render
 from agent.retrieval.tokens import count_tokens
 from agent.usage import emit, record
 
@@ -117,7 +117,7 @@ def _structured_request(context: Context, schema: type[BaseModel], messages: lis
     if context.structured_output == "json_schema":
         response_format = {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": json_schema}}
         return {"extra_body": {"response_format": response_format}}, messages
-    hint = SystemMessage(f"Reply with one JSON object only, matching this JSON schema:\n{json.dumps(json_schema)}")
+    hint = SystemMessage(fragment("json_schema_hint", schema=json.dumps(json_schema)))
     bind = {"extra_body": {"response_format": {"type": "json_object"}}} if context.structured_output == "json_object" else {}
     return bind, [*messages, hint]
 

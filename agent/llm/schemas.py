@@ -55,7 +55,5 @@ def parse_yes_no(value: Any) -> Any:
 YesNo = Annotated[Literal["Yes", "No"], BeforeValidator(parse_yes_no)]  # the one Yes/No answer type
 
 
-class Supported(BaseModel):
-    """A Yes/No on whether evidence supports a claim (grounding check, LLM judge)."""
-
+class Supported(BaseModel):  # grounding check and LLM judge (no docstring: it would go into the JSON schema)
     supported: YesNo
