@@ -6,7 +6,9 @@ The environment is read when a Context is created, never at import time.
 
 from __future__ import annotations
 
+import functools
 import os
+import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
@@ -46,9 +48,25 @@ def _env_field(name: str, default: Any, cast=str, description: str = "") -> Any:
     )
 
 
+@functools.cache
+def choices(cls: type) -> dict[str, tuple]:
+    """{setting: allowed values} for every setting of `cls` typed as a Literal."""
+    hints = typing.get_type_hints(cls)
+    return {f.name: typing.get_args(hints[f.name]) for f in fields(cls)
+            if typing.get_origin(hints.get(f.name)) is Literal}
+
+
 @dataclass(kw_only=True)
 class Context:
-    """Settings every method reads. Method-specific knobs live in subclasses."""
+    """Settings every method reads. Method-specific knobs live in subclasses.
+
+    A context remembers which settings were given explicitly (`explicit`): when one method
+    runs another, only those carry over, so the inner method's own defaults win otherwise."""
+
+    def __new__(cls, *args: Any, **given: Any) -> "Context":
+        self = super().__new__(cls)
+        object.__setattr__(self, "_explicit", frozenset(given))
+        return self
 
     model: str = field(
         default_factory=default_model,
@@ -78,11 +96,30 @@ class Context:
     local_ctx_size: int = _env_field("DISAMBIG_LLM_CTX", 8192, int, "llama.cpp context size per parallel slot (tokens)")
     local_parallel: int = _env_field("DISAMBIG_LLM_PARALLEL", 4, int, "llama.cpp parallel slots")
 
+    def __post_init__(self) -> None:
+        """An enumerated setting with a value outside its choices is an InputError (a typo
+        must not silently fall back to some default behaviour)."""
+        from agent.errors import InputError
+
+        for name, allowed in choices(type(self)).items():
+            value = getattr(self, name)
+            if value not in allowed:
+                raise InputError(f"setting {name}={value!r} is not one of: {', '.join(map(str, allowed))}")
+
+    @property
+    def explicit(self) -> dict[str, Any]:
+        """The settings given explicitly when this context was made (not left at their default)."""
+        names = getattr(self, "_explicit", frozenset())
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name in names}
+
     def replace(self, **changes: Any) -> "Context":
-        """A copy with some fields changed (unknown names raise TypeError)."""
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        values.update(changes)
-        return type(self)(**values)
+        """A copy with some fields changed (unknown names raise TypeError); what was explicit
+        stays explicit, and the changed settings become explicit."""
+        copy = type(self)(**{**self.explicit, **changes})
+        for f in fields(self):  # settings left at their default keep this context's value (env read once)
+            if f.name not in copy._explicit:
+                object.__setattr__(copy, f.name, getattr(self, f.name))
+        return copy
 
 
 def make_context(cls: type[Context] = Context, overrides: dict[str, Any] | None = None) -> Context:

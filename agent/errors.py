@@ -17,8 +17,9 @@ class ModelUnavailableError(DisambigError):
     """The model server cannot be reached or the model cannot be loaded."""
 
 
-class ModelOutputError(DisambigError):
-    """The model answered with something that does not fit the expected shape."""
+class ModelOutputError(DisambigError, ValueError):
+    """The model answered with something that does not fit the expected shape. Raised by the
+    reply parser; the structured-call layer retries once, then degrades to no answer (abstains)."""
 
 
 MAX_QUESTION_CHARS = 8000

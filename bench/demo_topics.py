@@ -73,7 +73,7 @@ COLUMNS = {"adf": adf_columns, "diva": diva_columns, "dtv": diva_columns, "verdi
 
 def method_columns(method: str, decision: dict) -> dict:
     """The method's own decision columns (none for methods without a summary here)."""
-    return COLUMNS[method](decision) if method in COLUMNS else {}
+    return COLUMNS[method]({**decision, **decision.get(method, {})}) if method in COLUMNS else {}
 
 
 def interpretation_lines(row: dict) -> str:

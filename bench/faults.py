@@ -95,7 +95,7 @@ def soak_method(method: str, questions: list[str], index_dir: str, timeout: floa
 
 def _abstained(result: dict) -> bool:
     decision = result["decision"]
-    flagged = decision.get("abstained") is True or decision.get("supported_by_corpus") is False
+    flagged = decision.get("abstained") is True or any(detail.get("supported_by_corpus") is False for detail in decision.values() if isinstance(detail, dict))
     return flagged or not result["answer"].strip()
 
 

@@ -68,7 +68,7 @@ def main() -> int:
             print(f"skipped {path.name}: the fixture has no answer passages for {asked!r}")
             continue
         result = json.loads(path.read_text())
-        for pair in (p for p in result["decision"]["pairs"] if p["status"] == "extracted"):
+        for pair in (p for p in result["decision"]["verdict"]["pairs"] if p["status"] == "extracted"):
             passage = passages[pair["passage_id"]]
             rows.append({"asked": asked, **pair, "passage": passage,
                          "support": answer_support(pair["answer"], passage["text"]),

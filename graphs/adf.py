@@ -35,18 +35,13 @@ from agent.retrieval.retriever import passage_vectors
 from agent.errors import InputError, validate_question
 from agent.llm.calls import generate_structured, generate_text
 from agent.steps.nodes import synthesize_answer
-from agent.llm.prompts import format_passages
+from agent.llm.prompts import format_passages, fragment
 from agent.retrieval.retriever import get_retriever, reciprocal_rank_fusion
 from agent.llm.schemas import OrderedModel
-from agent.state import InputState, OutputState, Passage, RAGState
+from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.usage import emit, map_concurrent, tracked
 
-HYDE_STYLES = {  # instruction, completion token cap
-    "short": ("Write two or three sentences dense with the names, dates, places and numbers a correct answer "
-              "would contain.", 120),
-    "detailed": ("Write one paragraph of four to six sentences: the answer, and the context that sets this "
-                 "meaning apart from other things with the same name.", 260),
-}
+HYDE_STYLES = {"short": 120, "detailed": 260}  # completion token cap; the instruction is prompts/hyde_style_<name>.md
 
 
 @dataclass(kw_only=True)
@@ -74,10 +69,7 @@ class ADFContext(Context):
     )
 
     def __post_init__(self) -> None:
-        for name, allowed in (("preset", PRESETS), ("uncertain_fallback", ("decompose", "direct")),
-                              ("hyde_style", ("preset", *HYDE_STYLES))):
-            if getattr(self, name) not in allowed:
-                raise InputError(f"{name} must be one of {', '.join(allowed)}, not {getattr(self, name)!r}")
+        super().__post_init__()  # preset, uncertain_fallback and hyde_style are Literal settings
         for name in ("tau_var", "tau_sep"):  # `--set tau_var=0.3` arrives as text
             value = getattr(self, name)
             if value not in (None, ""):
@@ -147,7 +139,7 @@ def classify_ambiguity(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
     path = "decompose" if decompose_it else "direct"
     emit({"event": "gate", "gate": gate, "path": path, **stats})
     return {"gate": gate, "path": path,
-            "decision": {"gate": gate, "path": path, "preset": context.preset, "tau_var": tau_var, "tau_sep": tau_sep}}
+            "decision": {"ambiguous": decompose_it, "branch": path, "gate": gate, "path": path, "preset": context.preset, "tau_var": tau_var, "tau_sep": tau_sep}}
 
 
 def route_after_classify_ambiguity(state: ADFState) -> Literal["decompose", "keep_top_passages"]:
@@ -180,7 +172,8 @@ def focused_question(written: str, question: str, subject: str) -> str:
 
 
 def _fall_back(reason: str, **details) -> dict:
-    return {"sub_questions": [], "path": "direct", "decision": {"path": "direct", "fallback": reason, **details}}
+    return {"sub_questions": [], "path": "direct",
+            "decision": {"branch": "direct", "path": "direct", "fallback": reason, **details}}
 
 
 @tracked
@@ -232,7 +225,7 @@ def write_hypothetical_document(state: ADFState, runtime: Runtime[ADFContext]) -
     """HyDE, one parallel call per sub-question: an answer-shaped passage lands nearer the
     real answers in embedding space than the short question does."""
     context = runtime.context
-    instruction, cap = HYDE_STYLES[context.style()]
+    cap, instruction = HYDE_STYLES[context.style()], fragment(f"hyde_style_{context.style()}")
     capped = context.replace(max_tokens=min(cap, context.max_tokens))
     documents = map_concurrent(
         lambda sub: generate_text(capped, "write_hypothetical_document", question=sub["question"], style=instruction),
@@ -273,11 +266,11 @@ def fuse_rankings(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
     candidates = state.get("candidates") or {}
     lines = "\n".join(f"- {s['subject']}: {s['question']}" for s in state.get("sub_questions") or [])
     return {"passages": [{**candidates[i], "score": round(score, 6)} for i, score in fused],
-            "guidance": f"The question can mean different things; the documents suggest these readings:\n{lines}"}
+            "guidance": fragment("guidance_readings", lines=lines)}
 
 
 builder = StateGraph(ADFState, context_schema=ADFContext, input_schema=InputState, output_schema=OutputState)
-builder.add_node("retrieve", retrieve)
+builder.add_node("retrieve", starts_turn(retrieve, ambiguous=None, branch="direct", interpretations_source="synthesis"))
 builder.add_node("analyze_coherence", analyze_coherence)
 builder.add_node("classify_ambiguity", classify_ambiguity)
 builder.add_node("decompose", decompose)

@@ -15,7 +15,7 @@ whether the user will be asked (then they are dropped, and the focused answer st
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage
@@ -33,11 +33,11 @@ from agent.steps.clarify import (
     needs_clarification,
     resolve_choice,
 )
-from agent.context import Context, make_context
+from agent.app import handoff
+from agent.app.methods import METHODS
 from agent.errors import InputError
-from agent.app.methods import METHODS, load_method
 from agent.steps.nodes import synthesize_answer
-from agent.state import OutputState
+from agent.state import OutputState, starts_turn
 from agent.usage import emit, tracked
 from graphs.rewrite import (
     RewriteContext,
@@ -78,16 +78,6 @@ class ChatState(RewriteState, total=False):
     options: list[dict]  # grounded interpretations offered to the user this turn
 
 
-def method_context(schema: type[Context], context: ChatContext) -> Context:
-    """The method's own context: shared settings changed from their defaults carry over, the
-    rest keep the method's defaults (VERDICT and RAC retrieve k=20, not the chat's 5)."""
-    defaults = Context()
-    changed = {f.name: getattr(context, f.name) for f in fields(Context)
-               if getattr(context, f.name) != getattr(defaults, f.name)}
-    names = {f.name for f in fields(schema)}
-    return make_context(schema, {name: value for name, value in changed.items() if name in names})
-
-
 @tracked
 def read_message(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     """Take the turn's question from `question`, or from a trailing human message (chat UIs send
@@ -109,40 +99,19 @@ def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     context = runtime.context
     if context.downstream not in ANSWERING_METHODS:
         raise InputError(f"chat cannot answer with {context.downstream!r}; choose one of {', '.join(ANSWERING_METHODS)}")
-    module = load_method(context.downstream)
     messages = list(state.get("messages") or [])
-    held: list[dict] = []
-    result: dict = {}
-    for mode, chunk in module.graph.stream(
-        {"question": state["query"], "messages": messages},
-        context=method_context(module.builder.context_schema, context),
-        stream_mode=["custom", "values"],
-    ):
-        if mode == "values":
-            result = chunk
-        elif context.clarify and chunk.get("event") == "token":
-            held.append(chunk)
-        else:
-            emit(chunk)
-    interpretations = result.get("interpretations") or []
+    run = handoff.run_method(context.downstream, state["query"], messages, context, hold_tokens=context.clarify)
+    interpretations = run.result.get("interpretations") or []
     options = clarification_options(interpretations, context.max_options)
     asking = context.clarify and needs_clarification(options, context.min_options)
     emit({"event": "interpretations_found", "count": len(interpretations), "grounded": len(options),
           "questions": [item["question"] for item in interpretations], "asking": asking})
-    update = {
-        "answer": result.get("answer") or "",
-        "interpretations": interpretations,
-        "passages": result.get("passages") or [],
-        "options": options if asking else [],
-        "usage": result.get("usage") or {},
-        "route": result.get("route") or [],
-        "decision": {**(result.get("decision") or {}), "query": state["query"], "clarify": asking,
-                     "downstream_route": result.get("route") or []},
-    }
-    if not asking:
-        for event in held:
-            emit(event)
-        update["messages"] = [AIMessage(update["answer"])]
+    update = handoff.method_update(run, state["query"], messages, clarify=asking)
+    update["options"] = options if asking else []
+    if asking:
+        del update["messages"]  # the reply comes after the user's choice
+    else:
+        run.release()
     return update
 
 
@@ -186,7 +155,7 @@ def deliver_answer(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
 
 
 builder = StateGraph(ChatState, context_schema=ChatContext, input_schema=ChatInput, output_schema=OutputState)
-builder.add_node("read_message", read_message)
+builder.add_node("read_message", starts_turn(read_message))
 builder.add_node("classify_ambiguity", classify_ambiguity)
 builder.add_node("rewrite_query", rewrite_query)
 builder.add_node("run_method", run_method)

@@ -26,9 +26,9 @@ from agent.errors import validate_question
 from agent.llm.calls import generate_structured
 from agent.steps.nodes import MODEL_FAILED, answer_update, interpretations_from, synthesize_answer
 from agent.llm.answers import clean_answer
-from agent.llm.prompts import format_passages
+from agent.llm.prompts import format_passages, fragment
 from agent.llm.schemas import CitedInterpretation
-from agent.state import InputState, OutputState
+from agent.state import InputState, OutputState, starts_turn
 from agent.usage import emit, tracked
 
 UNSUPPORTED = "Not supported by the indexed documents; from the model's general knowledge, unverified:"
@@ -63,7 +63,8 @@ def identify_ambiguity_type(state: DiversifyState, runtime: Runtime[DIVAContext]
     """One call names the ambiguity types and why; the reason guides the next call."""
     found = identify_ambiguity(runtime.context, validate_question(state["question"]))
     types, reason = found if found is not None else ([], "")
-    return {"ambiguity_reason": reason, "decision": {"ambiguity_types": types, "ambiguity_reason": reason}}
+    return {"ambiguity_reason": reason, "decision": {"ambiguous": None if found is None else bool(types),
+                                                     "ambiguity_types": types, "ambiguity_reason": reason}}
 
 
 def route_after_verify_passages(
@@ -86,9 +87,10 @@ def extract_interpretations(state: DiversifyState, runtime: Runtime[DIVAContext]
     )
     found = interpretations_from(extraction, passages) if extraction is not None else []
     lines = [f"- {i['question']} -> {i['answer']}" for i in found]
-    guidance = "Interpretations already found in the passages (cover each one):\n" + "\n".join(lines)
+    guidance = fragment("guidance_extracted", lines="\n".join(lines))
     return {
         "interpretations": found,
+        "settled_interpretations": found,  # the synthesis writes the answer, not a second list
         "guidance": guidance if found else state.get("guidance", ""),
         "decision": {"branch": "passages", "supported_by_corpus": True, "extracted": len(found)},
     }
@@ -102,16 +104,17 @@ def answer_closed_book(state: DiversifyState, runtime: Runtime[DIVAContext]) -> 
         runtime.context, ClosedBookAnswer, "answer_closed_book", stream_field="answer",
         question=state["question"], readings=" / ".join(targets(state)),
     )
-    decision = {"branch": "closed_book", "supported_by_corpus": False}
+    decision = {"branch": "closed_book", "interpretations_source": "closed_book", "supported_by_corpus": False}
     if reply is None:
-        return {"passages": [], **answer_update(f"{UNSUPPORTED} {MODEL_FAILED}", [], abstained=True, **decision)}
+        return answer_update(f"{UNSUPPORTED} {MODEL_FAILED}", [], abstained=True, **decision)
     interpretations = interpretations_from(reply, [])  # no passages: nothing to cite
     answer = f"{UNSUPPORTED} {clean_answer(reply.answer, [])}"  # nothing to cite
-    return {"passages": [], **answer_update(answer, interpretations, abstained=False, **decision)}
+    return answer_update(answer, interpretations, abstained=False, **decision)
 
 
 builder = StateGraph(DiversifyState, context_schema=DIVAContext, input_schema=InputState, output_schema=OutputState)
-builder.add_node("identify_ambiguity_type", identify_ambiguity_type)
+builder.add_node("identify_ambiguity_type", starts_turn(identify_ambiguity_type, ambiguous=None, branch="passages",
+                                                                 interpretations_source="extraction"))
 builder.add_node("infer_pseudo_interpretations", infer_pseudo_interpretations)
 builder.add_node("retrieve_diversified", retrieve_diversified)
 builder.add_node("verify_passages", verify_passages)

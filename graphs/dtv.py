@@ -15,7 +15,7 @@ from langgraph.graph import END, START, StateGraph
 
 from agent.steps.diversify import DiversifyContext, DiversifyState, infer_pseudo_interpretations, retrieve_diversified, verify_passages
 from agent.steps.nodes import answer_update, synthesize_answer
-from agent.state import InputState, OutputState
+from agent.state import InputState, OutputState, starts_turn
 from agent.usage import tracked
 
 NOTHING_VERIFIED = "None of the interpretations of this question could be verified against the indexed documents."
@@ -37,12 +37,13 @@ def route_after_verify_passages(state: DiversifyState) -> Literal["synthesize_an
 
 @tracked
 def abstain(state: DiversifyState) -> dict:
-    """No verified interpretation, so no passage is used and nothing is claimed."""
-    return {"passages": [], **answer_update(NOTHING_VERIFIED, [], abstained=True)}
+    """No verified interpretation, so nothing is claimed (`passages` still shows what was retrieved)."""
+    return answer_update(NOTHING_VERIFIED, [], abstained=True, branch="abstain")
 
 
 builder = StateGraph(DiversifyState, context_schema=DtVContext, input_schema=InputState, output_schema=OutputState)
-builder.add_node("infer_pseudo_interpretations", infer_pseudo_interpretations)
+builder.add_node("infer_pseudo_interpretations", starts_turn(infer_pseudo_interpretations, ambiguous=None, branch="verified",
+                                                                       interpretations_source="verified_synthesis"))
 builder.add_node("retrieve_diversified", retrieve_diversified)
 builder.add_node("verify_passages", verify_passages)
 builder.add_node("synthesize_answer", synthesize_answer)

@@ -19,13 +19,14 @@ from langgraph.runtime import Runtime
 from agent.context import Context
 from agent.retrieval.retriever import passage_vectors
 from agent.errors import validate_question
+from agent.llm.answers import clean_query
 from agent.llm.calls import generate_structured, generate_text
 from agent.steps.nodes import MODEL_FAILED, NO_PASSAGES, answer_update, interpretations_from
 from agent.llm.answers import clean_answer
 from agent.llm.prompts import format_passages
 from agent.retrieval.retriever import get_retriever
 from agent.llm.schemas import Synthesis
-from agent.state import InputState, OutputState, Passage, RAGState
+from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.usage import emit, tracked
 
 QUALITY_WEIGHT, NOVELTY_WEIGHT = 0.6, 0.4
@@ -149,16 +150,6 @@ def route_after_assess_progress(
     return "deliver_answer" if stop_reason(state, runtime.context.progress_threshold) else "reformulate_query"
 
 
-def clean_query(reply: str | None) -> str:
-    """The first non-empty line, without a "Query:" label or quotes."""
-    for line in (reply or "").splitlines():
-        line = re.sub(r"^\s*(new\s+)?(search\s+)?query\s*:\s*", "", line, flags=re.IGNORECASE)
-        line = line.strip().strip("\"'`").strip()
-        if line:
-            return line[:300]
-    return ""
-
-
 @tracked
 def reformulate_query(state: IterativeState, runtime: Runtime[IterativeContext]) -> dict:
     """One call: a new query aimed at what the draft lacks; none when it repeats a query."""
@@ -193,7 +184,7 @@ def deliver_answer(state: IterativeState, runtime: Runtime[IterativeContext]) ->
 
 
 builder = StateGraph(IterativeState, context_schema=IterativeContext, input_schema=InputState, output_schema=OutputState)
-builder.add_node("start_loop", start_loop)
+builder.add_node("start_loop", starts_turn(start_loop, ambiguous=None, branch="loop", interpretations_source="synthesis"))
 builder.add_node("retrieve", retrieve)
 builder.add_node("generate", generate)
 builder.add_node("assess_progress", assess_progress)

@@ -8,12 +8,12 @@ from langgraph.graph import END, START, StateGraph
 
 from agent.steps.nodes import retrieve, synthesize_answer
 from agent.steps.relax import RelaxedRetrievalContext, relax_query
-from agent.state import InputState, OutputState, RAGState
+from agent.state import InputState, OutputState, RAGState, starts_turn
 
 builder = StateGraph(
     RAGState, context_schema=RelaxedRetrievalContext, input_schema=InputState, output_schema=OutputState
 )
-builder.add_node("relax_query", relax_query)
+builder.add_node("relax_query", starts_turn(relax_query, ambiguous=None, branch="answer", interpretations_source="synthesis"))
 builder.add_node("retrieve", retrieve)
 builder.add_node("synthesize_answer", synthesize_answer)
 builder.add_edge(START, "relax_query")

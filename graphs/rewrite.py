@@ -12,22 +12,20 @@ Modes (setting `rewrite_mode`): never, always, guided (the paper's method).
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Literal
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
-from langgraph.types import Overwrite
 from pydantic import BaseModel, Field
 
-from agent.context import Context, make_context
+from agent.app.handoff import method_update, run_method
+from agent.context import Context
 from agent.detector.classifier import AMBIGUOUS, load_detector
-from agent.errors import InputError, validate_question
+from agent.errors import validate_question
 from agent.llm.calls import generate_structured
-from agent.app.methods import load_method
-from agent.state import InputState, OutputState, RAGState
+from agent.state import InputState, OutputState, RAGState, starts_turn
 from agent.usage import emit, tracked
 
 ASSISTANT_CHARS = 500  # an earlier answer is context, not evidence: its start is enough
@@ -95,26 +93,11 @@ def rewrite_question(context: Context, question: str, history: list[AnyMessage])
     return text or None
 
 
-def starts_turn(node):
-    """Per-turn outputs restart at the first node: on a checkpointer thread the previous
-    turn's route, usage and decision are still in state and their reducers would add to them."""
-
-    @functools.wraps(node)
-    def wrapper(state, *args, **kwargs):
-        update = node(state, *args, **kwargs)
-        return {**update, **{key: Overwrite(update[key]) for key in ("route", "usage", "decision")}}
-
-    return wrapper
-
-
-@starts_turn
 @tracked
 def classify_ambiguity(state: RewriteState, runtime: Runtime[RewriteContext]) -> dict:
     """Record the user's message and decide whether it needs a rewrite before answering."""
     context = runtime.context
     question = validate_question(state["question"])
-    if context.rewrite_mode not in ("never", "always", "guided"):
-        raise InputError(f"rewrite_mode must be never, always or guided, not {context.rewrite_mode!r}")
     history = earlier_turns(state.get("messages"), question, context.history_turns)
     decision: dict = {"original_query": question, "rewrite_mode": context.rewrite_mode, "ambiguity": None,
                       "rewrite": None, "rewritten": False, "downstream": context.downstream}
@@ -148,47 +131,17 @@ def rewrite_query(state: RewriteState, runtime: Runtime[RewriteContext]) -> dict
     return {"query": rewrite, "decision": {"rewrite": rewrite, "rewritten": rewrite != question}}
 
 
-def downstream_context(schema: type[Context], context: Context) -> Context:
-    """The downstream method's own context class, carrying over every shared setting."""
-    shared = {f.name: getattr(context, f.name) for f in fields(Context)}
-    return make_context(schema, {name: value for name, value in shared.items() if name in {f.name for f in fields(schema)}})
-
-
 @tracked
 def run_downstream(state: RewriteState, runtime: Runtime[RewriteContext]) -> dict:
-    """Answer the query with the configured method as a subgraph, relaying its stream events."""
-    name = runtime.context.downstream
-    if name == "rewrite":
-        raise InputError("the rewrite method cannot be its own downstream method")
-    module = load_method(name)
+    """Answer the query with the configured method, nested in this step, relaying its stream."""
+    name = runtime.context.downstream  # a Literal setting: validated when the context is made
     messages = list(state.get("messages") or [])
-    result: dict = {}
-    for mode, chunk in module.graph.stream(
-        {"question": state["query"], "messages": messages},
-        context=downstream_context(module.builder.context_schema, runtime.context),
-        stream_mode=["custom", "values"],
-    ):
-        if mode == "custom":
-            emit(chunk)
-        else:
-            result = chunk
-    known = {message.id for message in messages}
-    replies = [m for m in result.get("messages") or [] if m.id not in known and m.type == "ai"]
-    answer = result.get("answer") or ""
-    return {
-        "answer": answer,
-        "interpretations": result.get("interpretations") or [],
-        "passages": result.get("passages") or [],
-        "messages": replies or [AIMessage(answer)],
-        "usage": result.get("usage") or {},
-        "route": result.get("route") or [],
-        "decision": {**(result.get("decision") or {}), "query": state["query"],
-                     "downstream_route": result.get("route") or []},
-    }
+    run = run_method(name, state["query"], messages, runtime.context)
+    return method_update(run, state["query"], messages)
 
 
 builder = StateGraph(RewriteState, context_schema=RewriteContext, input_schema=InputState, output_schema=OutputState)
-builder.add_node("classify_ambiguity", classify_ambiguity)
+builder.add_node("classify_ambiguity", starts_turn(classify_ambiguity))
 builder.add_node("rewrite_query", rewrite_query)
 builder.add_node("run_downstream", run_downstream)
 builder.add_edge(START, "classify_ambiguity")

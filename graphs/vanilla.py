@@ -5,10 +5,10 @@ from langgraph.graph import END, START, StateGraph
 
 from agent.context import Context
 from agent.steps.nodes import retrieve, synthesize_answer
-from agent.state import InputState, OutputState, RAGState
+from agent.state import InputState, OutputState, RAGState, starts_turn
 
 builder = StateGraph(RAGState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-builder.add_node("retrieve", retrieve)
+builder.add_node("retrieve", starts_turn(retrieve, ambiguous=None, branch="answer", interpretations_source="synthesis"))
 builder.add_node("synthesize_answer", synthesize_answer)
 builder.add_edge(START, "retrieve")
 builder.add_edge("retrieve", "synthesize_answer")

@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from agent.steps.consolidation import PRESETS, EmbeddingMode, PresetName, consolidate_pairs, pair_text, preset
+from agent.steps.consolidation import EmbeddingMode, PresetName, consolidate_pairs, pair_text, preset
 from agent.context import _env_field
 from agent.errors import InputError
 from agent.steps.extraction import Extracted, extract_one, related_questions
@@ -23,12 +23,12 @@ from agent.steps.grounding import GroundingMode, entailed, overlap_problem
 from agent.llm.calls import generate_structured
 from agent.llm.models import PACKAGED
 from agent.steps.nodes import answer_update, retrieve
-from agent.llm.answers import clean_answer
+from agent.llm.answers import cited_passage_ids, clean_answer
 from agent.llm.prompts import format_passages
 from agent.steps.relax import RelaxedRetrievalContext, relax_query
 from agent.retrieval.retriever import get_retriever
 from agent.llm.schemas import OrderedModel
-from agent.state import InputState, OutputState, RAGState
+from agent.state import InputState, OutputState, RAGState, starts_turn
 from agent.usage import emit, map_concurrent, tracked
 from pydantic import Field
 
@@ -61,12 +61,7 @@ class VERDICTContext(RelaxedRetrievalContext):
     )
 
     def __post_init__(self) -> None:
-        if self.grounding not in GroundingMode.__args__:
-            raise InputError(f"grounding must be one of {', '.join(GroundingMode.__args__)}, not {self.grounding!r}")
-        if self.cluster_preset not in PRESETS:
-            raise InputError(f"cluster_preset must be one of {', '.join(PRESETS)}, not {self.cluster_preset!r}")
-        if self.embedding_mode not in EmbeddingMode.__args__:
-            raise InputError(f"embedding_mode must be question+answer or question, not {self.embedding_mode!r}")
+        super().__post_init__()  # grounding, cluster_preset and embedding_mode are Literal settings
         if self.k < 1 or self.concurrency < 1:
             raise InputError("k and concurrency must be at least 1")
 
@@ -138,19 +133,16 @@ def check_grounding(state: VerdictState, runtime: Runtime[VERDICTContext]) -> di
 @tracked
 def consolidate(state: VerdictState, runtime: Runtime[VERDICTContext]) -> dict:
     """Cluster the grounded pairs with the retriever's encoder; keep each cluster's medoid
-    with the citations of all its pairs. The passages become the cited ones, in order."""
+    with the citations of all its pairs. `passages` stays the retrieved universe."""
     context = runtime.context
     pairs = state.get("pairs") or []
     texts = [pair_text(pair, context.embedding_mode) for pair in pairs]
     vectors = get_retriever(context).embed_queries(texts) if texts else None
     interpretations, report = consolidate_pairs(pairs, vectors, preset(context.cluster_preset))
-    by_id = {p["id"]: p for p in state.get("passages") or []}
-    cited = dict.fromkeys(passage_id for item in interpretations for passage_id in item["citations"])
     emit({"event": "interpretations", "interpretations": interpretations})
     report.update(preset=context.cluster_preset, embedding_mode=context.embedding_mode)
     return {
         "interpretations": interpretations,
-        "passages": [by_id[passage_id] for passage_id in cited],
         "decision": {"consolidation": report},
     }
 
@@ -162,9 +154,11 @@ def synthesize_answer(state: VerdictState, runtime: Runtime[VERDICTContext]) -> 
     context = runtime.context
     interpretations = state.get("interpretations") or []
     if not interpretations:
-        return {**answer_update(NOTHING_GROUNDED, [], abstained=True, related_questions=[]), "passages": []}
+        return answer_update(NOTHING_GROUNDED, [], abstained=True, branch="nothing_grounded", related_questions=[])
     passages = state.get("passages") or []
-    listing = related_questions(interpretations, passages)
+    listing = related_questions(interpretations, passages)  # numbered as in `passages`
+    cited_ids = set(cited_passage_ids("", interpretations, passages))
+    shown = [(number, p) for number, p in enumerate(passages, 1) if p["id"] in cited_ids]
     emit({"event": "related_questions", "items": listing})
     block = "Related questions:\n" + "\n".join(f"- {line}" for line in listing)
     if not context.synthesize:
@@ -172,7 +166,7 @@ def synthesize_answer(state: VerdictState, runtime: Runtime[VERDICTContext]) -> 
     reply = generate_structured(
         context, GroundedAnswer, "synthesize_grounded_answer", stream_field="answer",
         question=state["question"], interpretations="\n".join(f"{n}. {line}" for n, line in enumerate(listing, 1)),
-        passages=format_passages(passages),
+        passages=format_passages([p for _, p in shown], numbers=[n for n, _ in shown]),
     )
     answer = clean_answer(reply.answer, passages) if reply is not None else ""
     synthesized = bool(answer)
@@ -184,7 +178,7 @@ def synthesize_answer(state: VerdictState, runtime: Runtime[VERDICTContext]) -> 
 
 
 builder = StateGraph(VerdictState, context_schema=VERDICTContext, input_schema=InputState, output_schema=OutputState)
-builder.add_node("relax_query", relax_query)
+builder.add_node("relax_query", starts_turn(relax_query, ambiguous=None, branch="grounded", interpretations_source="consolidation"))
 builder.add_node("retrieve", retrieve)
 builder.add_node("extract_interpretation", extract_interpretation)
 builder.add_node("check_grounding", check_grounding)

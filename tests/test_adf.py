@@ -159,20 +159,20 @@ def test_ambiguous_gate_decomposes_over_all_ten_passages(scripted, demo_index):
     result = api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0))
     decision = result["decision"]
     assert result["route"] == DECOMPOSED_ROUTE
-    assert decision["gate"] == "Ambiguous" and decision["path"] == "decompose"
-    assert decision["passages"] == 10 and decision["k_clusters"] == 4
-    assert {"variance", "separability", "tau_var", "tau_sep"} <= set(decision)
-    clustered = [i for c in decision["clusters"] for i in c["passage_ids"]]
-    assert len(clustered) == 10 and len(set(clustered)) == 10 and len(decision["clusters"]) == 4
-    kept = [c for c in decision["clusters"] if c["kept"]]
+    assert decision["adf"]["gate"] == "Ambiguous" and decision["adf"]["path"] == "decompose"
+    assert decision["adf"]["passages"] == 10 and decision["adf"]["k_clusters"] == 4
+    assert {"variance", "separability", "tau_var", "tau_sep"} <= set(decision["adf"])
+    clustered = [i for c in decision["adf"]["clusters"] for i in c["passage_ids"]]
+    assert len(clustered) == 10 and len(set(clustered)) == 10 and len(decision["adf"]["clusters"]) == 4
+    kept = [c for c in decision["adf"]["clusters"] if c["kept"]]
     assert all(c["cosine"] >= 0.2 for c in kept)
-    subs = decision["sub_questions"]
+    subs = decision["adf"]["sub_questions"]
     assert len(calls_with(scripted, SUB_MARKER)) == len(kept) and 1 <= len(subs) <= len(kept)
     assert len(calls_with(scripted, HYDE_MARKER)) == len(subs)
     # one sparse and one dense list per sub-question, each with its overlap
-    assert [p["question"] for p in decision["pathways"]] == subs
-    assert all(0.0 <= p["overlap"] <= 1.0 and len(p["sparse"]) == 5 for p in decision["pathways"])
-    assert 0.0 <= decision["pathway_overlap"] <= 1.0
+    assert [p["question"] for p in decision["adf"]["pathways"]] == subs
+    assert all(0.0 <= p["overlap"] <= 1.0 and len(p["sparse"]) == 5 for p in decision["adf"]["pathways"])
+    assert 0.0 <= decision["adf"]["pathway_overlap"] <= 1.0
     nodes = result["usage"]["nodes"]
     assert nodes["decompose"]["llm_calls"] == len(kept)
     assert nodes["write_hypothetical_document"]["llm_calls"] == len(subs)
@@ -193,7 +193,7 @@ def test_each_sub_question_call_sees_exactly_its_cluster(scripted, demo_index):
     result = api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0))
     retriever = get_retriever(Context(index_dir=demo_index))
     titles = {p["id"]: p["title"] for p in retriever.search("What is HP?", "hybrid", 10)}
-    kept = [c for c in result["decision"]["clusters"] if c["kept"]]
+    kept = [c for c in result["decision"]["adf"]["clusters"] if c["kept"]]
     seen = sorted(tuple(re.findall(r"^\[\d+\] ([^:\n]+):", text.split(SUB_MARKER)[-1], re.M))
                   for text in calls_with(scripted, SUB_MARKER))
     assert seen == sorted(tuple(titles[i] for i in c["passage_ids"]) for c in kept)
@@ -204,22 +204,22 @@ def test_an_echoed_subject_is_replaced_by_the_clusters_top_title(scripted, demo_
     result = api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0))
     retriever = get_retriever(Context(index_dir=demo_index))
     titles = {p["id"]: p["title"] for p in retriever.search("What is HP?", "hybrid", 10)}
-    kept = [c for c in result["decision"]["clusters"] if c["kept"]]
+    kept = [c for c in result["decision"]["adf"]["clusters"] if c["kept"]]
     expected = list(dict.fromkeys(f"What is HP ({titles[c['passage_ids'][0]]})?" for c in kept))
-    assert result["decision"]["sub_questions"] == expected
+    assert result["decision"]["adf"]["sub_questions"] == expected
 
 
 def test_uncertain_gate_decomposes_by_default(scripted, demo_index):
     script(scripted)
     result = api.ask("What is HP?", "adf", context(demo_index, tau_sep=1.1, tau_var=0.0))
-    assert result["decision"]["gate"] == "Uncertain"
+    assert result["decision"]["adf"]["gate"] == "Uncertain"
     assert result["route"] == DECOMPOSED_ROUTE
 
 
 def test_uncertain_gate_answers_directly_when_configured(scripted, demo_index):
     script(scripted)
     result = api.ask("What is HP?", "adf", context(demo_index, tau_sep=1.1, tau_var=0.0, uncertain_fallback="direct"))
-    assert result["decision"]["gate"] == "Uncertain" and result["decision"]["path"] == "direct"
+    assert result["decision"]["adf"]["gate"] == "Uncertain" and result["decision"]["adf"]["path"] == "direct"
     assert result["route"] == DIRECT_ROUTE
     assert result["usage"]["llm_calls"] == 1 and not calls_with(scripted, SUB_MARKER)
 
@@ -227,7 +227,7 @@ def test_uncertain_gate_answers_directly_when_configured(scripted, demo_index):
 def test_unambiguous_gate_answers_from_the_questions_top_k(scripted, demo_index):
     script(scripted)
     result = api.ask("What is HP?", "adf", context(demo_index, tau_sep=1.1, tau_var=10.0))
-    assert result["decision"]["gate"] == "Unambiguous"
+    assert result["decision"]["adf"]["gate"] == "Unambiguous"
     assert result["route"] == DIRECT_ROUTE
     plain = get_retriever(Context(index_dir=demo_index)).search("What is HP?", "hybrid", 5)
     assert [p["id"] for p in result["passages"]] == [p["id"] for p in plain]
@@ -239,8 +239,8 @@ def test_fewer_than_four_passages_fall_back_to_direct_answering(scripted, demo_i
     script(scripted)
     result = api.ask("What is HP?", "adf", context(demo_index, k=1, tau_sep=-1.0))
     decision = result["decision"]
-    assert decision["gate"] == "Ambiguous" and decision["passages"] == 2
-    assert decision["path"] == "direct" and "only 2 detection passages" in decision["fallback"]
+    assert decision["adf"]["gate"] == "Ambiguous" and decision["adf"]["passages"] == 2
+    assert decision["adf"]["path"] == "direct" and "only 2 detection passages" in decision["adf"]["fallback"]
     assert result["route"] == ["retrieve", "analyze_coherence", "classify_ambiguity", "decompose",
                                "keep_top_passages", "synthesize_answer"]
     assert len(result["passages"]) == 1 and not calls_with(scripted, SUB_MARKER)
@@ -275,26 +275,26 @@ def jaguar_index(tmp_path_factory):
 def test_clusters_below_cosine_0_2_get_no_sub_question(scripted, jaguar_index):
     script(scripted)
     result = api.ask("What is a jaguar?", "adf", context(jaguar_index, tau_sep=-1.0))
-    clusters = result["decision"]["clusters"]
+    clusters = result["decision"]["adf"]["clusters"]
     dropped = [c for c in clusters if not c["kept"]]
     assert {i for c in dropped for i in c["passage_ids"]} == {"bread-1", "bread-2", "tax-1", "tax-2"}
     assert all(c["cosine"] < 0.2 for c in dropped)
-    assert sorted(result["decision"]["sub_questions"]) == ["What is Jaguar (animal)?", "What is Jaguar Cars?"]
+    assert sorted(result["decision"]["adf"]["sub_questions"]) == ["What is Jaguar (animal)?", "What is Jaguar Cars?"]
     assert len(calls_with(scripted, SUB_MARKER)) == 2
 
 
 def test_no_cluster_near_the_question_falls_back(scripted, demo_index):
     script(scripted)
     result = api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0, min_cluster_cosine=0.99))
-    assert "no cluster" in result["decision"]["fallback"]
+    assert "no cluster" in result["decision"]["adf"]["fallback"]
     assert result["route"][-2:] == ["keep_top_passages", "synthesize_answer"]
-    assert all(not c["kept"] for c in result["decision"]["clusters"])
+    assert all(not c["kept"] for c in result["decision"]["adf"]["clusters"])
 
 
 def test_failed_sub_question_calls_fall_back_to_direct_answering(scripted, demo_index):
     script(scripted, sub="no json here")
     result = api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0))
-    assert "no usable sub-question" in result["decision"]["fallback"]
+    assert "no usable sub-question" in result["decision"]["adf"]["fallback"]
     assert result["route"][-2:] == ["keep_top_passages", "synthesize_answer"]
     assert result["usage"]["malformed"] >= 2 and result["answer"].startswith("HP is the company")
 
@@ -304,11 +304,11 @@ def test_failed_hypothetical_documents_search_dense_with_the_sub_question(script
     script(scripted, hyde=timeout)
     result = api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0, max_retries=0))
     decision = result["decision"]
-    assert decision["hyde_failed"] == len(decision["sub_questions"]) > 0
+    assert decision["adf"]["hyde_failed"] == len(decision["adf"]["sub_questions"]) > 0
     retriever = get_retriever(Context(index_dir=demo_index))
-    first = decision["pathways"][0]
+    first = decision["adf"]["pathways"][0]
     assert first["dense"] == [p["id"] for p in retriever.search(first["question"], "dense", 5)]
-    assert result["route"] == DECOMPOSED_ROUTE and result["usage"]["timeouts"] == len(decision["sub_questions"])
+    assert result["route"] == DECOMPOSED_ROUTE and result["usage"]["timeouts"] == len(decision["adf"]["sub_questions"])
 
 
 def test_hyde_style_follows_the_preset(scripted, demo_index):
@@ -324,7 +324,7 @@ def test_streaming_reports_the_gate_and_sub_questions(scripted, demo_index):
     gate = next(e for e in events if e.get("event") == "gate")
     assert gate["gate"] == "Ambiguous" and gate["path"] == "decompose"
     subs = next(e for e in events if e.get("event") == "sub_questions")
-    assert subs["questions"] == events[-1]["result"]["decision"]["sub_questions"]
+    assert subs["questions"] == events[-1]["result"]["decision"]["adf"]["sub_questions"]
     assert "".join(e["text"] for e in events if e["event"] == "token") == events[-1]["result"]["answer"]
 
 
@@ -334,12 +334,12 @@ def test_a_threads_next_question_drops_the_previous_sub_questions(scripted, demo
     script(scripted)
     saver = InMemorySaver()
     first = api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0), checkpointer=saver, thread_id="chat")
-    assert first["decision"]["sub_questions"]
+    assert first["decision"]["adf"]["sub_questions"]
     second = api.ask("What is HP?", "adf", context(demo_index, tau_sep=1.1, tau_var=10.0),
                      checkpointer=saver, thread_id="chat")
-    assert second["decision"]["gate"] == "Unambiguous"
+    assert second["decision"]["adf"]["gate"] == "Unambiguous"
     last_synthesis = calls_with(scripted, SYNTH_MARKER)[-1]
-    assert not any(q in last_synthesis for q in first["decision"]["sub_questions"])
+    assert not any(q in last_synthesis for q in first["decision"]["adf"]["sub_questions"])
 
 
 def test_cli_ask_method_adf(capsys, scripted, demo_index):
@@ -349,8 +349,8 @@ def test_cli_ask_method_adf(capsys, scripted, demo_index):
     code = main(["ask", "What is HP?", "--method", "adf", "--model", "scripted", "--index", demo_index,
                  "--set", "tau_sep=-1", "--set", "preset=asqa", "--json"])
     result = json.loads(capsys.readouterr().out)
-    assert code == 0 and result["decision"]["gate"] == "Ambiguous" and result["decision"]["tau_sep"] == -1.0
-    assert result["decision"]["preset"] == "asqa" and result["decision"]["hyde_style"] == "detailed"
+    assert code == 0 and result["decision"]["adf"]["gate"] == "Ambiguous" and result["decision"]["adf"]["tau_sep"] == -1.0
+    assert result["decision"]["adf"]["preset"] == "asqa" and result["decision"]["adf"]["hyde_style"] == "detailed"
 
 
 def test_adf_and_iterative_are_registered():

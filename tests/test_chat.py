@@ -10,7 +10,8 @@ from langgraph.types import Command
 
 from agent.app.conversation import ChatSession, chat_context, open_checkpointer
 from agent.errors import InputError
-from graphs.chat import builder, method_context
+from agent.app.settings import method_context
+from graphs.chat import builder
 from tests.chat_script import FOCUS_MARKER, FOCUSED, ONE_MEANING, REWRITE_MARKER, TWO_MEANINGS, chat_rules
 
 HP_ANSWER = json.loads(TWO_MEANINGS)["answer"]
@@ -56,8 +57,8 @@ def test_several_grounded_meanings_pause_with_json_options_and_resume_focuses(se
     assert result["answer"] == FOCUSED_ANSWER and tokens == FOCUSED_ANSWER
     chosen = request["options"][0]
     assert [p["id"] for p in result["passages"]] == chosen["citations"]  # the focused answer sees its evidence only
-    assert result["decision"]["choice"] == 1 and result["decision"]["chosen_question"] == chosen["question"]
-    assert result["route"] == ["classify_ambiguity", "run_method", "retrieve", "synthesize_answer",
+    assert result["decision"]["chat"]["choice"] == 1 and result["decision"]["chat"]["chosen_question"] == chosen["question"]
+    assert result["route"] == ["read_message", "classify_ambiguity", "run_method", "retrieve", "synthesize_answer",
                                "ask_clarification", "synthesize_answer"]
     assert result["usage"]["llm_calls"] == 2 and "ask_clarification" in result["usage"]["nodes"]
     messages = session.messages()
@@ -72,7 +73,7 @@ def test_choosing_all_returns_the_methods_answer_without_another_call(session, s
     result = events[-1]["result"]
     assert len(scripted.calls) == calls_before
     assert result["answer"] == HP_ANSWER == tokens and len(result["interpretations"]) == 3
-    assert result["decision"]["choice"] == "all" and result["route"][-1] == "deliver_answer"
+    assert result["decision"]["chat"]["choice"] == "all" and result["route"][-1] == "deliver_answer"
     assert session.messages()[-1].content == HP_ANSWER
 
 
@@ -81,14 +82,14 @@ def test_a_reply_naming_no_option_is_asked_again(session):
     events, _ = drain(session.choose(7))
     assert events[-1]["event"] == "clarification" and "option 7 does not exist" in events[-1]["error"]
     events, _ = drain(session.choose("What is hp, the unit?"))  # the option's text works too
-    assert events[-1]["result"]["decision"]["chosen_question"] == "What is hp, the unit?"
+    assert events[-1]["result"]["decision"]["chat"]["chosen_question"] == "What is hp, the unit?"
 
 
 def test_a_new_message_while_a_question_waits_starts_a_new_turn(session):
     drain(session.send("What is HP?"))
     events, tokens = drain(session.send("What is a jaguar?"))
     assert events[-1]["event"] == "result" and tokens == json.loads(ONE_MEANING)["answer"]
-    assert events[-1]["result"]["decision"]["original_query"] == "What is a jaguar?"
+    assert events[-1]["result"]["decision"]["chat"]["original_query"] == "What is a jaguar?"
     assert session.pending() is None
     assert [m.content for m in session.messages()][-2:] == ["What is a jaguar?", tokens]
 
@@ -98,7 +99,7 @@ def test_clarify_off_streams_the_answer_covering_every_meaning(settings, scripte
     events, tokens = drain(session.send("What is HP?"))
     result = events[-1]["result"]
     assert events[-1]["event"] == "result" and result["answer"] == HP_ANSWER == tokens
-    assert len(result["interpretations"]) == 3 and result["decision"]["clarify"] is False
+    assert len(result["interpretations"]) == 3 and result["decision"]["chat"]["clarify"] is False
     assert next(e for e in events if e["event"] == "interpretations_found")["asking"] is False
     assert [e["event"] for e in events].index("token") < [e["event"] for e in events].index("interpretations_found")
 
@@ -135,8 +136,8 @@ def test_follow_up_is_rewritten_before_the_method_and_history_is_kept(session, s
     result = events[-1]["result"]
     assert {"event": "rewrite", "question": "What is a jaguar, the car?"} in events
     assert {"event": "ambiguity", "label": "ambiguous", "rewrite": True, "skipped": None} in events
-    assert result["decision"]["original_query"] == "And the car?"
-    assert result["decision"]["query"] == "What is a jaguar, the car?"
+    assert result["decision"]["chat"]["original_query"] == "And the car?"
+    assert result["decision"]["chat"]["query"] == "What is a jaguar, the car?"
     rewrite_prompt = next(c["text"] for c in scripted.calls if REWRITE_MARKER in c["text"])
     assert "User: What is a jaguar?" in rewrite_prompt
     assert [m.content for m in session.messages() if m.type == "human"] == ["What is a jaguar?", "And the car?"]
@@ -158,12 +159,10 @@ def test_downstream_method_is_configurable_and_keeps_its_own_defaults(settings, 
     session = ChatSession(InMemorySaver(), "t1", {**settings, "downstream": "rac", "clarify": False})
     events, _ = drain(session.send("What is HP?"))
     result = events[-1]["result"]
-    assert result["decision"]["downstream_route"] == ["relax_query", "retrieve", "synthesize_answer"]
+    assert result["decision"]["chat"]["downstream_route"] == ["relax_query", "retrieve", "synthesize_answer"]
     assert len(result["passages"]) > 5  # RAC's own k=20 universe, not the chat's k=5
-    from graphs.rac import builder as rac_builder
-
-    assert method_context(rac_builder.context_schema, chat_context({**settings, "k": 8})).k == 8
-    with pytest.raises(InputError, match="unknown method 'nope'"):
+    assert method_context("rac", chat_context({**settings, "k": 8})).k == 8
+    with pytest.raises(InputError, match="downstream='nope' is not one of: vanilla, diva"):
         chat_context({**settings, "downstream": "nope"})
 
 
@@ -176,7 +175,7 @@ def test_thread_survives_a_restart_in_sqlite_with_its_pending_question(settings,
         session = ChatSession(saver, "kept", settings)
         assert session.pending()["options"][0]["question"] == "What is HP, the company?"
         events, _ = drain(session.choose(2))
-        assert events[-1]["result"]["decision"]["choice"] == 2
+        assert events[-1]["result"]["decision"]["chat"]["choice"] == 2
     with open_checkpointer(db) as saver:
         assert [m.type for m in ChatSession(saver, "kept", settings).messages()] == ["human", "ai"]
         assert ChatSession(saver, "other", settings).messages() == []
@@ -188,3 +187,12 @@ def test_graph_is_exported_without_a_checkpointer():
     from graphs.chat import graph
 
     assert graph.checkpointer is None and graph.name == "chat"
+
+
+def test_an_explicit_k_reaches_the_method_even_when_it_equals_the_chat_default(settings, scripted):
+    """`--k 5` is the chat's default value, but the user set it: RAC retrieves 5, not its own 20."""
+    session = ChatSession(InMemorySaver(), "t1", {**settings, "downstream": "rac", "clarify": False, "k": 5})
+    events, _ = drain(session.send("What is HP?"))
+    assert len(events[-1]["result"]["passages"]) == 5
+    assert method_context("verdict", chat_context({**settings, "k": 5})).k == 5
+    assert method_context("verdict", chat_context(settings)).k == 20

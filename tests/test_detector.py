@@ -169,3 +169,17 @@ def test_train_detector_reports_bad_input_in_one_line(tmp_path, capsys):
     data.write_text("text,label\nWhat is it?,sometimes\n")
     assert main(["train-detector", str(data), "--out", str(tmp_path / "m.npz")]) == 1
     assert "bad.csv:2: unknown label" in capsys.readouterr().err
+
+
+def test_the_card_states_the_augmentation_effect_of_its_own_report():
+    from agent.detector.card import _augmentation_note
+
+    row = {"precision": 0.9, "recall": 0.9, "accuracy": 0.9, "n": 10}
+    note = _augmentation_note({"classifier + lexical rule": {**row, "f1": 0.8},
+                               "classifier + lexical rule, no augmentation": {**row, "f1": 0.85}})
+    assert "costs F1 (0.800 with, 0.850 without" in note
+    assert "not measured" in _augmentation_note({})
+    from pathlib import Path
+
+    card = (Path(__file__).resolve().parents[1] / "agent" / "data" / "detector_card.md").read_text()
+    assert "0.902" not in card and "0.934" not in card

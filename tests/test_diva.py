@@ -26,12 +26,12 @@ def test_useful_passages_take_the_passage_route(scripted, demo_index):
     result = api.ask("What is HP?", "diva", context(demo_index))
     decision = result["decision"]
     assert result["route"] == PASSAGE_ROUTE
-    assert decision["grade"] == "Useful" and decision["branch"] == "passages"
-    assert decision["supported_by_corpus"] is True and decision["abstained"] is False
-    assert decision["ambiguity_types"] == ["AmbSub"]
-    assert decision["pseudo_interpretations"] == READINGS
-    assert [v["question"] for v in decision["verdicts"]] == READINGS
-    assert all(v["verdict"] == "Yes" and v["parsed"] for v in decision["verdicts"])
+    assert decision["diva"]["grade"] == "Useful" and decision["branch"] == "passages"
+    assert decision["diva"]["supported_by_corpus"] is True and decision["abstained"] is False
+    assert decision["diva"]["ambiguity_types"] == ["AmbSub"]
+    assert decision["diva"]["pseudo_interpretations"] == READINGS
+    assert [v["question"] for v in decision["diva"]["verdicts"]] == READINGS
+    assert all(v["verdict"] == "Yes" and v["parsed"] for v in decision["diva"]["verdicts"])
     ids = [p["id"] for p in result["passages"]]
     assert len(ids) == 5
     assert result["interpretations"][1]["citations"] == [ids[1]]
@@ -62,8 +62,8 @@ def test_reason_reaches_the_interpretation_call_and_extraction_guides_synthesis(
 def test_partially_useful_passages_still_answer_from_the_passages(scripted, demo_index):
     script(scripted, verdicts={READINGS[0]: "Yes", READINGS[1]: "yes"})
     result = api.ask("What is HP?", "diva", context(demo_index))
-    assert result["decision"]["grade"] == "PartialUseful"
-    assert [v["verdict"] for v in result["decision"]["verdicts"]] == ["Yes", "Yes", "No"]
+    assert result["decision"]["diva"]["grade"] == "PartialUseful"
+    assert [v["verdict"] for v in result["decision"]["diva"]["verdicts"]] == ["Yes", "Yes", "No"]
     assert result["route"] == PASSAGE_ROUTE
     assert not calls_with(scripted, CLOSED_BOOK)
 
@@ -72,11 +72,11 @@ def test_useless_passages_answer_closed_book_without_citations(scripted, demo_in
     script(scripted, verdicts={})
     events = list(api.stream("What is HP?", "diva", context(demo_index)))
     result = events[-1]["result"]
-    assert result["decision"]["grade"] == "Useless"
+    assert result["decision"]["diva"]["grade"] == "Useless"
     assert result["route"][-1] == "answer_closed_book" and "synthesize_answer" not in result["route"]
-    assert result["decision"]["supported_by_corpus"] is False and result["decision"]["branch"] == "closed_book"
+    assert result["decision"]["diva"]["supported_by_corpus"] is False and result["decision"]["branch"] == "closed_book"
     assert result["answer"] == f"{UNSUPPORTED} HP usually means the computer maker Hewlett-Packard."
-    assert result["passages"] == []
+    assert len(result["passages"]) == 5 and result["cited"] == []  # retrieved, judged Useless, not cited
     # the repeated interpretation is merged, and nothing is cited
     assert result["interpretations"] == [
         {"question": "What is HP, the company?", "answer": "a computer maker", "citations": []}]
@@ -89,16 +89,16 @@ def test_useless_passages_answer_closed_book_without_citations(scripted, demo_in
 def test_adaptive_generation_off_keeps_useless_passages(scripted, demo_index):
     script(scripted, verdicts={})
     result = api.ask("What is HP?", "diva", context(demo_index, adaptive_generation=False))
-    assert result["decision"]["grade"] == "Useless" and result["route"] == PASSAGE_ROUTE
+    assert result["decision"]["diva"]["grade"] == "Useless" and result["route"] == PASSAGE_ROUTE
 
 
 def test_empty_pseudo_interpretations_fall_back_to_the_question(scripted, demo_index):
     script(scripted, readings=[], verdicts={"What is HP?": "Yes"})
     result = api.ask("What is HP?", "diva", context(demo_index))
     decision = result["decision"]
-    assert decision["pseudo_interpretations"] == [] and decision["interpretations_fallback"] is True
-    assert decision["verdicts"] == [{"question": "What is HP?", "verdict": "Yes", "parsed": True}]
-    assert decision["grade"] == "Useful"
+    assert decision["diva"]["pseudo_interpretations"] == [] and decision["diva"]["interpretations_fallback"] is True
+    assert decision["diva"]["verdicts"] == [{"question": "What is HP?", "verdict": "Yes", "parsed": True}]
+    assert decision["diva"]["grade"] == "Useful"
     assert result["usage"]["retriever_calls"] == 1  # the question once, not twice
     assert len(result["passages"]) == 5
 
@@ -106,9 +106,9 @@ def test_empty_pseudo_interpretations_fall_back_to_the_question(scripted, demo_i
 def test_garbage_verdict_is_retried_once_then_counts_as_no(scripted, demo_index):
     script(scripted, verdicts={READINGS[0]: "Yes", READINGS[1]: "Yes", READINGS[2]: "Perhaps, it depends."})
     result = api.ask("What is HP?", "diva", context(demo_index))
-    verdicts = result["decision"]["verdicts"]
+    verdicts = result["decision"]["diva"]["verdicts"]
     assert verdicts[2] == {"question": READINGS[2], "verdict": "No", "parsed": False}
-    assert result["decision"]["unparsed_verdicts"] == 1 and result["decision"]["grade"] == "PartialUseful"
+    assert result["decision"]["diva"]["unparsed_verdicts"] == 1 and result["decision"]["diva"]["grade"] == "PartialUseful"
     garbage_calls = [t for t in calls_with(scripted, VERIFY) if asked_question_text(t) == READINGS[2]]
     assert len(garbage_calls) == 2  # one retry, no more
     verify_usage = result["usage"]["nodes"]["verify_passages"]
@@ -118,17 +118,17 @@ def test_garbage_verdict_is_retried_once_then_counts_as_no(scripted, demo_index)
 def test_failed_ambiguity_call_still_infers_interpretations(scripted, demo_index):
     script(scripted, identify="no idea", verdicts=dict.fromkeys(READINGS, "Yes"))
     result = api.ask("What is HP?", "diva", context(demo_index))
-    assert result["decision"]["ambiguity_types"] == [] and result["decision"]["ambiguity_reason"] == ""
+    assert result["decision"]["diva"]["ambiguity_types"] == [] and result["decision"]["diva"]["ambiguity_reason"] == ""
     (infer_prompt,) = calls_with(scripted, INFER)
     assert "Why it is ambiguous" not in infer_prompt.split("---")[-1].split("Question: What is HP?")[-1]
-    assert result["decision"]["grade"] == "Useful"
+    assert result["decision"]["diva"]["grade"] == "Useful"
 
 
 def test_cap_limits_interpretations_and_verification_calls(scripted, demo_index):
     many = [f"What is HP in sense {n}?" for n in range(7)] + ["what is hp in sense 0?"]
     script(scripted, readings=many, verdicts={})
     result = api.ask("What is HP?", "diva", context(demo_index, max_interpretations=3))
-    assert result["decision"]["pseudo_interpretations"] == many[:3]
+    assert result["decision"]["diva"]["pseudo_interpretations"] == many[:3]
     assert len(calls_with(scripted, VERIFY)) == 3
 
 
@@ -210,4 +210,16 @@ def test_cli_ask_method_diva(capsys, scripted, demo_index):
     script(scripted, verdicts=dict.fromkeys(READINGS, "Yes"))
     code = main(["ask", "What is HP?", "--method", "diva", "--index", demo_index, "--model", "scripted", "--json"])
     result = json.loads(capsys.readouterr().out)
-    assert code == 0 and result["decision"]["grade"] == "Useful" and result["route"] == PASSAGE_ROUTE
+    assert code == 0 and result["decision"]["diva"]["grade"] == "Useful" and result["route"] == PASSAGE_ROUTE
+
+
+def test_final_interpretations_are_the_extracted_ones_not_a_second_synthesized_list(scripted, demo_index):
+    other = json.dumps({"passage_meanings": [], "answer": "HP is a company [1].", "interpretations": [
+        {"question": "What is HP in printers?", "answer": "a printer brand", "citations": [3]}]})
+    scripted.rules.append((SYNTHESIZE, other))
+    script(scripted, verdicts={reading: "Yes" for reading in READINGS})
+    result = api.ask("What is HP?", "diva", context(demo_index))
+    assert result["route"][-2:] == ["extract_interpretations", "synthesize_answer"]
+    assert [(i["question"], i["answer"]) for i in result["interpretations"]] == [
+        ("What is HP, the company?", "Hewlett-Packard"), ("What is hp, the unit?", "horsepower")]
+    assert result["answer"] == "HP is a company [1]."

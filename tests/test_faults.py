@@ -74,7 +74,7 @@ def run_guarded(question: str, method: str, context: dict) -> dict:
 
 def finished_properly(result: dict) -> bool:
     decision = result["decision"]
-    flagged = decision.get("abstained") is True or decision.get("supported_by_corpus") is False
+    flagged = decision.get("abstained") is True or any(detail.get("supported_by_corpus") is False for detail in decision.values() if isinstance(detail, dict))
     return bool(result["answer"].strip()) or flagged
 
 

@@ -3,7 +3,10 @@
 import pytest
 
 from agent.steps.extraction import abstention_reason, name_sense, related_questions
-from agent.steps.grounding import Entailment, answer_support, content_tokens, tokens
+from agent.evaluation.extra_metrics import Coverage
+from agent.llm.schemas import Supported
+from agent.steps.diversify import PassageVerdict
+from agent.steps.grounding import answer_support, content_tokens, tokens
 
 PASSAGE = ("Hewlett-Packard, usually shortened to HP, is an American technology company founded in 1939 "
            "by Bill Hewlett and David Packard. A character's HP could not exceed 9,999.")
@@ -29,14 +32,19 @@ def test_tokens_fold_accents_possessives_and_stopword_only_answers():
     assert content_tokens("It is") == ["it", "is"]  # nothing but stopwords: keep them
 
 
-@pytest.mark.parametrize("value,parsed", [("yes", "Yes"), ("NO.", "No"), ("Yes!", "Yes")])
-def test_entailment_verdicts_are_normalized(value, parsed):
-    assert Entailment(supported=value).supported == parsed
+@pytest.mark.parametrize("value,parsed", [("yes", "Yes"), ("NO.", "No"), ("Yes!", "Yes"),
+                                          ("Yes, the passage says so", "Yes"), (" no ", "No"), ("true", "Yes")])
+def test_every_yes_no_answer_is_parsed_the_same_lenient_way(value, parsed):
+    """The grounding check, DIVA/DtV's verifier and the eval's LLM judge share one Yes/No type."""
+    assert Supported(supported=value).supported == parsed
+    assert PassageVerdict(contains_answer=value).contains_answer == parsed
+    assert Coverage(covered=[value, "No"]).covered == [parsed, "No"]
 
 
-def test_entailment_rejects_anything_but_yes_or_no():
-    with pytest.raises(ValueError):
-        Entailment(supported="maybe")
+def test_yes_no_rejects_anything_else():
+    for model, field in ((Supported, "supported"), (PassageVerdict, "contains_answer")):
+        with pytest.raises(ValueError):
+            model(**{field: "maybe"})
 
 
 @pytest.mark.parametrize("question,answer,reason", [

@@ -13,7 +13,8 @@ from agent.app import api
 from agent.context import Context
 from agent.retrieval.retriever import passage_vectors
 from agent.retrieval.retriever import get_retriever
-from graphs.iterative import clean_query, novelty, progress_score
+from agent.llm.answers import clean_query
+from graphs.iterative import novelty, progress_score
 
 REFORMULATE_MARKER = "Searches so far"
 SYNTH_MARKER = "passage_meanings"
@@ -40,10 +41,10 @@ def test_loop_stops_at_the_iteration_cap(scripted, demo_index):
     decision = result["decision"]
     assert result["route"] == START + ROUND + ["reformulate_query"] + ROUND + ["reformulate_query"] + ROUND + [
         "deliver_answer"]
-    assert decision["iterations"] == 3 and decision["max_iterations"] == 3
-    assert decision["stop_reason"] == "reached 3 iterations"
-    assert decision["queries"] == ["What is HP?", *QUERIES[:2]]
-    assert [p["iteration"] for p in decision["progress"]] == [1, 2, 3]
+    assert decision["iterative"]["iterations"] == 3 and decision["iterative"]["max_iterations"] == 3
+    assert decision["iterative"]["stop_reason"] == "reached 3 iterations"
+    assert decision["iterative"]["queries"] == ["What is HP?", *QUERIES[:2]]
+    assert [p["iteration"] for p in decision["iterative"]["progress"]] == [1, 2, 3]
     assert result["answer"] == "draft 3"  # the last draft, written from the whole pool
     assert result["interpretations"][0]["citations"] == [result["passages"][2]["id"]]
     usage = result["usage"]
@@ -55,7 +56,7 @@ def test_pool_accumulates_and_every_draft_sees_it(scripted, demo_index):
     scripted.rules.extend([(REFORMULATE_MARKER, list(QUERIES)), (SYNTH_MARKER, draft(1))])
     result = api.ask("What is HP?", "iterative", context(demo_index, progress_threshold=0.0))
     retriever = get_retriever(Context(index_dir=demo_index))
-    rounds = [retriever.search(q, "hybrid", 5) for q in result["decision"]["queries"]]
+    rounds = [retriever.search(q, "hybrid", 5) for q in result["decision"]["iterative"]["queries"]]
     expected = list(dict.fromkeys(p["id"] for found in rounds for p in found))
     assert [p["id"] for p in result["passages"]] == expected and len(expected) > 5
     drafts = [c["text"] for c in scripted.calls if SYNTH_MARKER in c["text"]]
@@ -63,7 +64,7 @@ def test_pool_accumulates_and_every_draft_sees_it(scripted, demo_index):
     assert f"[{len(expected)}] " in drafts[-1]
     seen_before = set(rounds[0][i]["id"] for i in range(5))
     second = [p["id"] for p in rounds[1]]
-    assert result["decision"]["progress"][1]["novelty"] == pytest.approx(
+    assert result["decision"]["iterative"]["progress"][1]["novelty"] == pytest.approx(
         sum(i not in seen_before for i in second) / len(second), abs=1e-4)
 
 
@@ -73,7 +74,7 @@ def test_quality_is_the_mean_cosine_of_the_round_to_the_question(scripted, demo_
     retriever = get_retriever(Context(index_dir=demo_index))
     found = retriever.search("What is HP?", "hybrid", 5)
     expected = float((passage_vectors(retriever, found) @ retriever.embed_queries(["What is HP?"])[0]).mean())
-    first = result["decision"]["progress"][0]
+    first = result["decision"]["iterative"]["progress"][0]
     assert first["quality"] == pytest.approx(expected, abs=1e-4) and first["novelty"] == 1.0
     assert first["progress"] == pytest.approx(0.6 * expected + 0.4, abs=1e-3)
 
@@ -82,21 +83,21 @@ def test_low_progress_stops_the_loop(scripted, demo_index):
     scripted.rules.extend([(REFORMULATE_MARKER, list(QUERIES)), (SYNTH_MARKER, draft(1))])
     result = api.ask("What is HP?", "iterative", context(demo_index, progress_threshold=0.99))
     assert result["route"] == START + ROUND + ["deliver_answer"]
-    assert result["decision"]["stop_reason"].startswith("progress ")
+    assert result["decision"]["iterative"]["stop_reason"].startswith("progress ")
     assert result["usage"]["llm_calls"] == 1
 
 
 def test_max_iterations_one_never_reformulates(scripted, demo_index):
     scripted.rules.extend([(REFORMULATE_MARKER, list(QUERIES)), (SYNTH_MARKER, draft(1))])
     result = api.ask("What is HP?", "iterative", context(demo_index, max_iterations=1, progress_threshold=0.0))
-    assert result["route"] == START + ROUND + ["deliver_answer"] and result["decision"]["iterations"] == 1
+    assert result["route"] == START + ROUND + ["deliver_answer"] and result["decision"]["iterative"]["iterations"] == 1
 
 
 def test_a_repeated_query_ends_the_loop(scripted, demo_index):
     scripted.rules.extend([(REFORMULATE_MARKER, 'Query: "what is HP"'), (SYNTH_MARKER, draft(1))])
     result = api.ask("What is HP?", "iterative", context(demo_index, progress_threshold=0.0))
     assert result["route"] == START + ROUND + ["reformulate_query", "deliver_answer"]
-    assert result["decision"]["stop_reason"] == "the new query repeats an earlier one"
+    assert result["decision"]["iterative"]["stop_reason"] == "the new query repeats an earlier one"
 
 
 def test_a_failed_reformulation_ends_the_loop(scripted, demo_index):
@@ -104,7 +105,7 @@ def test_a_failed_reformulation_ends_the_loop(scripted, demo_index):
     scripted.rules.extend([(REFORMULATE_MARKER, timeout), (SYNTH_MARKER, draft(1))])
     result = api.ask("What is HP?", "iterative", context(demo_index, progress_threshold=0.0, max_retries=0))
     assert result["route"][-2:] == ["reformulate_query", "deliver_answer"]
-    assert result["decision"]["stop_reason"] == "the model wrote no new query"
+    assert result["decision"]["iterative"]["stop_reason"] == "the model wrote no new query"
     assert result["answer"] == "draft 1" and result["decision"]["abstained"] is False
 
 
@@ -112,7 +113,7 @@ def test_a_failed_draft_abstains_without_reformulating(scripted, demo_index):
     scripted.rules.extend([(REFORMULATE_MARKER, list(QUERIES)), (SYNTH_MARKER, "not json")])
     result = api.ask("What is HP?", "iterative", context(demo_index, progress_threshold=0.0))
     assert result["route"] == START + ROUND + ["deliver_answer"]
-    assert result["decision"]["abstained"] is True and result["decision"]["stop_reason"] == "no usable draft"
+    assert result["decision"]["abstained"] is True and result["decision"]["iterative"]["stop_reason"] == "no usable draft"
 
 
 def test_the_bound_lives_in_state(scripted, demo_index):
@@ -132,9 +133,9 @@ def test_a_threads_next_question_starts_a_fresh_loop(scripted, demo_index):
     settings = context(demo_index, progress_threshold=0.0, max_iterations=2)
     api.ask("What is HP?", "iterative", settings, checkpointer=saver, thread_id="chat")
     second = api.ask("What is a Jaguar?", "iterative", settings, checkpointer=saver, thread_id="chat")
-    assert second["decision"]["iterations"] == 2
-    assert second["decision"]["queries"][0] == "What is a Jaguar?"
-    jaguar_ids = {p["id"] for q in second["decision"]["queries"] for p in
+    assert second["decision"]["iterative"]["iterations"] == 2
+    assert second["decision"]["iterative"]["queries"][0] == "What is a Jaguar?"
+    jaguar_ids = {p["id"] for q in second["decision"]["iterative"]["queries"] for p in
                   get_retriever(Context(index_dir=demo_index)).search(q, "hybrid", 5)}
     assert {p["id"] for p in second["passages"]} == jaguar_ids  # no passage left over from the HP turn
 
@@ -146,7 +147,7 @@ def test_cli_ask_method_iterative(capsys, scripted, demo_index):
     code = main(["ask", "What is HP?", "--method", "iterative", "--model", "scripted", "--index", demo_index,
                  "--set", "max_iterations=2", "--set", "progress_threshold=0", "--json"])
     result = json.loads(capsys.readouterr().out)
-    assert code == 0 and result["decision"]["iterations"] == 2
+    assert code == 0 and result["decision"]["iterative"]["iterations"] == 2
 
 
 def test_progress_arithmetic():

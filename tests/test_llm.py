@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 from agent.context import Context
 from agent.errors import InputError, ModelUnavailableError
+from agent.errors import ModelOutputError
 from agent.llm.calls import call_model, generate_structured, generate_text, parse_json_reply
 from agent.llm.models import get_chat_model
 from agent.usage import UsageRecorder, _current
@@ -91,8 +92,10 @@ def test_truncated_json_keeps_the_complete_part():
 
     parsed = parse_json_reply('Sure: ```json\n{"items": ["a", "b"], "answer": "cut off he', Answer)
     assert parsed.items == ["a", "b"] and parsed.answer.startswith("cut off")
-    with pytest.raises(ValueError):
+    with pytest.raises(ModelOutputError, match="Answer: no JSON object"):
         parse_json_reply("no object here", Answer)
+    with pytest.raises(ModelOutputError, match="do not fit the schema"):
+        parse_json_reply('{"items": "not a list", "answer": 3}', Answer)
 
 
 def test_unknown_models_are_refused_clearly():
@@ -100,3 +103,20 @@ def test_unknown_models_are_refused_clearly():
         get_chat_model(Context(model="gpt5"))
     with pytest.raises(ModelUnavailableError, match="GGUF file not found"):
         get_chat_model(Context(model="gguf:/nonexistent/model.gguf"))
+
+
+def test_an_unknown_value_for_an_enumerated_setting_is_an_input_error():
+    """A typo in a Literal setting (any method's) names the setting, the value and the choices."""
+    import pytest
+
+    from agent.app.settings import method_context
+    from agent.context import Context
+    from agent.errors import InputError
+
+    with pytest.raises(InputError, match=r"structured_output='json_shema' is not one of: json_schema, json_object, prompt"):
+        Context(structured_output="json_shema")
+    with pytest.raises(InputError, match=r"retrieval_mode='dens' is not one of: dense, sparse, hybrid"):
+        method_context("vanilla", {"retrieval_mode": "dens"})
+    with pytest.raises(InputError, match=r"grounding='entail' is not one of: overlap, entailment, off"):
+        method_context("verdict", {"grounding": "entail"})
+    assert Context(structured_output="prompt").structured_output == "prompt"

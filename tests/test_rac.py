@@ -8,6 +8,7 @@ import openai
 import graphs.rac
 import graphs.verdict
 from agent.app import api
+from agent.llm.answers import MAX_QUERY_CHARS, clean_query
 from agent.steps import nodes, relax
 
 RELAX = "Write one broader search query"
@@ -30,7 +31,7 @@ def test_rac_reads_the_top_20_for_the_relaxed_query_in_one_call(scripted, demo_i
     scripted.rules.extend([(RELAX, "Northwind hackathon"), (SYNTHESIZE, SYNTHESIS)])
     result = api.ask("Who won?", "rac", context(demo_index))
     assert result["route"] == ["relax_query", "retrieve", "synthesize_answer"]
-    assert result["decision"]["search_query"] == "Northwind hackathon"
+    assert result["decision"]["rac"]["search_query"] == "Northwind hackathon"
     assert len(result["passages"]) == 20
     assert sum(p["id"].startswith("hack-") for p in result["passages"]) >= 5
     usage = result["usage"]
@@ -49,21 +50,21 @@ def test_rac_without_relaxing_makes_one_call_and_searches_the_question(scripted,
     scripted.rules.append((SYNTHESIZE, SYNTHESIS))
     result = api.ask("What is HP?", "rac", context(demo_index, relax_query=False, k=12))
     assert result["usage"]["llm_calls"] == 1 and len(result["passages"]) == 12
-    assert result["decision"]["search_query"] == "What is HP?" and result["decision"]["relaxed"] is False
+    assert result["decision"]["rac"]["search_query"] == "What is HP?" and result["decision"]["rac"]["relaxed"] is False
     assert not [call for call in scripted.calls if RELAX in call["text"]]
 
 
 def test_an_empty_relaxation_falls_back_to_the_question(scripted, demo_index):
     scripted.rules.extend([(RELAX, '  ""  \n'), (SYNTHESIZE, SYNTHESIS)])
     result = api.ask("What is HP?", "rac", context(demo_index))
-    assert result["decision"]["search_query"] == "What is HP?" and result["usage"]["llm_calls"] == 2
+    assert result["decision"]["rac"]["search_query"] == "What is HP?" and result["usage"]["llm_calls"] == 2
 
 
 def test_relax_failure_falls_back_to_the_question(scripted, demo_index):
     timeout = openai.APITimeoutError(request=httpx.Request("POST", "http://model/v1/chat/completions"))
     scripted.rules.extend([(RELAX, timeout), (SYNTHESIZE, SYNTHESIS)])
     result = api.ask("What is HP?", "rac", context(demo_index, max_retries=0))
-    assert result["decision"]["search_query"] == "What is HP?" and result["decision"]["relaxed"] is False
+    assert result["decision"]["rac"]["search_query"] == "What is HP?" and result["decision"]["rac"]["relaxed"] is False
     assert result["usage"]["timeouts"] == 1 and result["answer"].startswith("HP is the company")
 
 
@@ -74,11 +75,11 @@ def test_rac_and_verdict_share_relax_and_retrieve():
     assert graphs.rac.builder.context_schema().k == 20
 
 
-def test_clean_search_query_strips_labels_quotes_and_bullets():
-    assert relax.clean_search_query('Query: "HP meanings"') == "HP meanings"
-    assert relax.clean_search_query("\n- search query: hp uses\nsecond") == "hp uses"
-    assert relax.clean_search_query("   ") == "" and relax.clean_search_query(None) == ""
-    assert len(relax.clean_search_query("x" * 1000)) == relax.MAX_QUERY_CHARS
+def test_clean_query_strips_labels_quotes_and_bullets():
+    assert clean_query('Query: "HP meanings"') == "HP meanings"
+    assert clean_query("\n- search query: hp uses\nsecond") == "hp uses"
+    assert clean_query("   ") == "" and clean_query(None) == ""
+    assert len(clean_query("x" * 1000)) == MAX_QUERY_CHARS
 
 
 def test_cli_ask_method_rac(capsys, scripted, demo_index):

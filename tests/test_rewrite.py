@@ -43,14 +43,14 @@ def rewrite_calls(scripted):
 def test_three_turns_rewrite_only_the_follow_up(conversation, scripted):
     first = conversation(TURNS[0])
     assert rewrite_calls(scripted) == []  # nothing earlier to resolve against
-    assert first["decision"]["rewritten"] is False and first["decision"]["query"] == TURNS[0]
+    assert first["decision"]["rewrite"]["rewritten"] is False and first["decision"]["rewrite"]["query"] == TURNS[0]
 
     second = conversation(TURNS[1])
     decision = second["decision"]
-    assert decision["original_query"] == TURNS[1]
-    assert decision["ambiguity"] == "ambiguous" and decision["ambiguity_source"] == "classifier"
-    assert decision["rewrite"] == REWRITE and decision["rewritten"] is True and decision["query"] == REWRITE
-    assert decision["downstream"] == "vanilla" and decision["downstream_route"] == ["retrieve", "synthesize_answer"]
+    assert decision["rewrite"]["original_query"] == TURNS[1]
+    assert decision["rewrite"]["ambiguity"] == "ambiguous" and decision["rewrite"]["ambiguity_source"] == "classifier"
+    assert decision["rewrite"]["rewrite"] == REWRITE and decision["rewrite"]["rewritten"] is True and decision["rewrite"]["query"] == REWRITE
+    assert decision["rewrite"]["downstream"] == "vanilla" and decision["rewrite"]["downstream_route"] == ["retrieve", "synthesize_answer"]
     assert second["answer"] == f"Answer to: {REWRITE}"  # the rewrite, not the original, went downstream
     assert second["route"] == ["classify_ambiguity", "rewrite_query", "run_downstream", "retrieve", "synthesize_answer"]
     prompt = rewrite_calls(scripted)[0]["text"]
@@ -59,8 +59,8 @@ def test_three_turns_rewrite_only_the_follow_up(conversation, scripted):
 
     calls_before = len(scripted.calls)
     third = conversation(TURNS[2])
-    assert third["decision"]["ambiguity"] == "clear"
-    assert third["decision"]["rewritten"] is False and third["decision"]["rewrite"] is None
+    assert third["decision"]["rewrite"]["ambiguity"] == "clear"
+    assert third["decision"]["rewrite"]["rewritten"] is False and third["decision"]["rewrite"]["rewrite"] is None
     assert third["answer"] == f"Answer to: {TURNS[2]}"  # passed through verbatim
     assert len(rewrite_calls(scripted)) == 1  # no rewrite call for the self-contained turn
     assert len(scripted.calls) == calls_before + 1  # only the downstream answer
@@ -80,21 +80,21 @@ def test_never_mode_passes_every_turn_through(conversation, scripted):
     conversation(TURNS[0], rewrite_mode="never")
     result = conversation(TURNS[1], rewrite_mode="never")
     assert rewrite_calls(scripted) == []
-    assert result["decision"]["ambiguity"] is None and result["answer"] == f"Answer to: {TURNS[1]}"
+    assert result["decision"]["rewrite"]["ambiguity"] is None and result["answer"] == f"Answer to: {TURNS[1]}"
 
 
 def test_always_mode_rewrites_clear_follow_ups_too(conversation, scripted):
     for turn in TURNS:
         result = conversation(turn, rewrite_mode="always")
     assert len(rewrite_calls(scripted)) == 2  # turns 2 and 3; turn 1 has no history
-    assert result["decision"]["rewrite"] == REWRITE  # the scripted rewriter is wrong on purpose
-    assert result["decision"]["ambiguity"] is None
+    assert result["decision"]["rewrite"]["rewrite"] == REWRITE  # the scripted rewriter is wrong on purpose
+    assert result["decision"]["rewrite"]["ambiguity"] is None
 
 
 def test_threads_do_not_share_history(conversation, scripted):
     conversation(TURNS[0], thread="a")
     result = conversation(TURNS[1], thread="b")
-    assert result["decision"]["rewrite_skipped"] and rewrite_calls(scripted) == []
+    assert result["decision"]["rewrite"]["rewrite_skipped"] and rewrite_calls(scripted) == []
 
 
 def test_failed_rewrite_falls_back_to_the_original_message(scripted, demo_index):
@@ -120,9 +120,9 @@ def test_streaming_relays_the_rewrite_and_the_downstream_events(conversation, sc
 
 
 def test_unknown_downstream_or_mode_is_an_input_error(conversation):
-    with pytest.raises(InputError, match="cannot be its own downstream"):
+    with pytest.raises(InputError, match="downstream='rewrite' is not one of: vanilla, adf, diva, verdict"):
         conversation(TURNS[0], downstream="rewrite")
-    with pytest.raises(InputError, match="rewrite_mode must be never, always or guided"):
+    with pytest.raises(InputError, match="rewrite_mode='sometimes' is not one of: never, always, guided"):
         conversation(TURNS[0], rewrite_mode="sometimes")
 
 
@@ -143,3 +143,30 @@ def test_history_shortens_long_answers_but_not_the_users_words():
     text = format_history([HumanMessage("the 'ABC Dataset (created on)' id?"), AIMessage(long_answer)])
     assert text.startswith("User: the 'ABC Dataset (created on)' id?\nAssistant: word")
     assert text.endswith(" ...") and len(text) < 600
+
+
+def test_the_downstream_method_keeps_its_own_defaults_unless_the_user_set_them(conversation, demo_index):
+    """RewriteContext's k defaults to 5; VERDICT/RAC behind rewrite still retrieve their own 20,
+    and an explicit k (even one equal to rewrite's default) reaches them."""
+    from agent.app.settings import method_context
+
+    front = {"model": "scripted", "index_dir": demo_index, "downstream": "verdict"}
+    assert method_context("verdict", method_context("rewrite", front)).k == 20
+    assert method_context("verdict", method_context("rewrite", {**front, "k": 5})).k == 5
+    assert method_context("verdict", method_context("rewrite", front).replace(k=7)).k == 7
+    result = conversation(TURNS[0], rewrite_mode="never", downstream="verdict")
+    assert result["decision"]["rewrite"]["downstream_route"][:2] == ["relax_query", "retrieve"]
+    assert len(result["passages"]) == 20
+
+
+def test_the_downstream_method_runs_as_a_nested_subgraph(scripted, demo_index):
+    """Run inside `run_downstream`, the method is a subgraph of the rewrite run: streaming with
+    subgraphs=True (what Studio does) shows its own steps under the calling node's namespace."""
+    scripted.rules.append((SYNTHESIS_MARKER, synthesis))
+    graph = api._graph("rewrite", InMemorySaver())
+    context = api.method_context("rewrite", {"model": "scripted", "index_dir": demo_index, "rewrite_mode": "never"})
+    inner = [(namespace, list(update)) for namespace, mode, update in graph.stream(
+        {"question": TURNS[0]}, {"configurable": {"thread_id": "s"}}, context=context,
+        stream_mode=["updates"], subgraphs=True) if namespace]
+    assert [nodes for _, nodes in inner] == [["retrieve"], ["synthesize_answer"]]
+    assert all(namespace[0].startswith("run_downstream:") for namespace, _ in inner)

@@ -21,7 +21,7 @@ def context(index, **extra):
 def test_vanilla_returns_the_output_contract(scripted, demo_index):
     scripted.rules.append(("Reply with JSON", SYNTHESIS))
     result = api.ask("What is HP?", "vanilla", context(demo_index))
-    assert set(result) == {"answer", "interpretations", "passages", "route", "decision", "usage"}
+    assert set(result) == {"answer", "interpretations", "passages", "cited", "route", "decision", "usage"}
     assert result["answer"].startswith("HP can mean")
     assert len(result["passages"]) == 5
     ids = [p["id"] for p in result["passages"]]

@@ -64,28 +64,33 @@ def test_many_clusters_keep_one_medoid_each_with_the_citations_of_all_members(sc
     result = api.ask("What is HP?", "verdict", context(demo_index, grounding="off"))
     assert result["route"] == ROUTE
     decision = result["decision"]
-    assert decision["search_query"] == "HP" and len(decision["universe"]) == 20
+    assert decision["verdict"]["search_query"] == "HP" and len(decision["verdict"]["universe"]) == 20
     questions = {item["question"]: item for item in result["interpretations"]}
     assert set(questions) == {COMPANY[0], UNIT[0], GAMES[0]}
     for key in ("Hewlett-Packard", "orsepower", "Hit points"):
         (question, answer) = SENSES[key]
-        expected = {p["passage_id"] for p in decision["pairs"] if p.get("question") == question}
+        expected = {p["passage_id"] for p in decision["verdict"]["pairs"] if p.get("question") == question}
         assert len(expected) >= 3 and set(questions[question]["citations"]) == expected
         assert questions[question]["answer"] == answer
-    consolidation = decision["consolidation"]
+    consolidation = decision["verdict"]["consolidation"]
     assert consolidation["clusters"] == 3 and consolidation["noise"] == 0 and not consolidation["all_noise"]
     assert not consolidation["single_cluster_pass"]
-    # the output passages are exactly the cited ones, numbered as in the related questions
-    cited = [i for item in result["interpretations"] for i in item["citations"]]
-    assert [p["id"] for p in result["passages"]] == list(dict.fromkeys(cited))
+    # `passages` stays the retrieved universe; `cited` lists the cited ones, and the related
+    # questions number them as in `passages`
+    ids = [p["id"] for p in result["passages"]]
+    assert ids == decision["verdict"]["universe"] and len(ids) == 20
+    cited = list(dict.fromkeys(i for item in result["interpretations"] for i in item["citations"]))
+    assert result["cited"][:len(cited)] == cited
     first = result["interpretations"][0]
-    numbers = " ".join(f"[{n}]" for n in range(1, len(first["citations"]) + 1))
-    assert decision["related_questions"][0] == f"{first['question']} -> {first['answer']} {numbers}"
+    numbers = " ".join(f"[{ids.index(c) + 1}]" for c in first["citations"])
+    assert decision["verdict"]["related_questions"][0] == f"{first['question']} -> {first['answer']} {numbers}"
     assert result["answer"].startswith("HP is the company")
     assert result["usage"]["llm_calls"] == 1 + 20 + 1
     assert result["usage"]["nodes"]["extract_interpretation"]["llm_calls"] == 20
     (prompt,) = calls_with(scripted, SYNTHESIZE)
-    assert COMPANY[0] in prompt and f"[{len(result['passages'])}]" in prompt
+    assert COMPANY[0] in prompt and f"[{ids.index(first['citations'][0]) + 1}]" in prompt
+    uncited = next(n for n, passage_id in enumerate(ids, 1) if passage_id not in cited)
+    assert f"\n[{uncited}] " not in prompt  # the synthesis sees the cited passages only
 
 
 def test_one_cluster_when_every_passage_gives_the_same_reading(scripted, demo_index):
@@ -99,9 +104,9 @@ def test_one_cluster_when_every_passage_gives_the_same_reading(scripted, demo_in
     script(scripted, extractor({"Hewlett-Packard": COMPANY}, answer_for))
     result = api.ask("What is HP?", "verdict", context(demo_index))
     (only,) = result["interpretations"]
-    extracted = [p["passage_id"] for p in result["decision"]["pairs"] if p["status"] == "extracted"]
+    extracted = [p["passage_id"] for p in result["decision"]["verdict"]["pairs"] if p["status"] == "extracted"]
     assert len(extracted) >= 3 and set(only["citations"]) == set(extracted)
-    consolidation = result["decision"]["consolidation"]
+    consolidation = result["decision"]["verdict"]["consolidation"]
     # plain HDBSCAN finds only noise here; the single-cluster pass makes it one reading
     assert consolidation["clusters"] == 1 and consolidation["single_cluster_pass"] and consolidation["noise"] == 0
 
@@ -110,19 +115,20 @@ def test_all_noise_keeps_every_pair_with_its_own_citation(scripted, demo_index):
     readings = {"Hewlett-Packard products": COMPANY, "Horsepower": UNIT, "HP in Japanese": GAMES}
     script(scripted, extractor(readings))
     result = api.ask("What is HP?", "verdict", context(demo_index))
-    consolidation = result["decision"]["consolidation"]
+    consolidation = result["decision"]["verdict"]["consolidation"]
     assert consolidation["all_noise"] and consolidation["clusters"] == 0 and consolidation["noise"] == 3
     assert len(result["interpretations"]) == 3
     assert all(len(item["citations"]) == 1 for item in result["interpretations"])
-    assert len(result["passages"]) == 3
+    assert len({c for item in result["interpretations"] for c in item["citations"]}) == 3
+    assert len(result["passages"]) == 20  # the retrieved universe, not the citations
 
 
 def test_all_abstain_answers_without_a_synthesis_call(scripted, demo_index):
     script(scripted, NULL)
     result = api.ask("What is HP?", "verdict", context(demo_index))
     assert result["answer"] == NOTHING_GROUNDED and result["decision"]["abstained"] is True
-    assert result["interpretations"] == [] and result["passages"] == []
-    assert result["decision"]["extraction"] == {"extracted": 0, "abstained": 20, "failed": 0, "concurrency": 8}
+    assert result["interpretations"] == [] and result["cited"] == [] and len(result["passages"]) == 20
+    assert result["decision"]["verdict"]["extraction"] == {"extracted": 0, "abstained": 20, "failed": 0, "concurrency": 8}
     assert result["usage"]["llm_calls"] == 1 + 20
     assert not calls_with(scripted, SYNTHESIZE)
 
@@ -138,7 +144,7 @@ def test_rule_breaking_replies_count_as_abstentions(scripted, demo_index):
 
     script(scripted, reply)
     result = api.ask("What is HP?", "verdict", context(demo_index))
-    reasons = {p.get("reason") for p in result["decision"]["pairs"]}
+    reasons = {p.get("reason") for p in result["decision"]["verdict"]["pairs"]}
     assert reasons == {"null", "interpretation refers to the passage", "answer says the passage does not tell"}
     assert result["interpretations"] == []
 
@@ -147,7 +153,7 @@ def test_overlap_grounding_drops_answers_and_passages_that_do_not_match(scripted
     senses = {**SENSES, "Hit points": ("What is HP in games?", "Harry Potter")}
     script(scripted, extractor(senses))
     result = api.ask("What is HP?", "verdict", context(demo_index))
-    grounding = result["decision"]["grounding"]
+    grounding = result["decision"]["verdict"]["grounding"]
     assert grounding["mode"] == "overlap"
     reasons = {line.split(": ")[0]: line.rsplit("(", 1)[1].rstrip(")") for line in grounding["dropped"]}
     assert reasons["hp-hit-points-01"] == "answer not in passage"  # "Harry Potter" is not in it
@@ -157,8 +163,8 @@ def test_overlap_grounding_drops_answers_and_passages_that_do_not_match(scripted
     kept = {item["answer"] for item in result["interpretations"]}
     assert "Harry Potter" not in kept and "horsepower" not in kept  # one passage left: noise
     off = api.ask("What is HP?", "verdict", context(demo_index, grounding="off"))
-    assert off["decision"]["grounding"]["dropped"] == []
-    assert off["decision"]["grounding"]["kept"] == grounding["kept"] + len(grounding["dropped"])
+    assert off["decision"]["verdict"]["grounding"]["dropped"] == []
+    assert off["decision"]["verdict"]["grounding"]["kept"] == grounding["kept"] + len(grounding["dropped"])
 
 
 def test_entailment_grounding_adds_one_call_per_pair_and_drops_the_noes(scripted, demo_index):
@@ -168,7 +174,7 @@ def test_entailment_grounding_adds_one_call_per_pair_and_drops_the_noes(scripted
 
     script(scripted, extractor(SENSES), ground=verdict)
     result = api.ask("What is HP?", "verdict", context(demo_index, grounding="entailment"))
-    extracted = result["decision"]["extraction"]["extracted"]
+    extracted = result["decision"]["verdict"]["extraction"]["extracted"]
     assert result["usage"]["llm_calls"] == 1 + 20 + extracted + 1
     assert len(calls_with(scripted, GROUND)) == extracted
     assert UNIT[0] not in {item["question"] for item in result["interpretations"]}
@@ -178,17 +184,17 @@ def test_entailment_grounding_adds_one_call_per_pair_and_drops_the_noes(scripted
 def test_relax_off_searches_with_the_question_and_saves_the_call(scripted, demo_index):
     script(scripted, extractor(SENSES))
     result = api.ask("What is HP?", "verdict", context(demo_index, relax_query=False, k=8))
-    assert result["decision"]["search_query"] == "What is HP?" and result["decision"]["relaxed"] is False
+    assert result["decision"]["verdict"]["search_query"] == "What is HP?" and result["decision"]["verdict"]["relaxed"] is False
     assert not calls_with(scripted, RELAX)
-    assert result["usage"]["llm_calls"] == 8 + 1 and len(result["decision"]["universe"]) == 8
+    assert result["usage"]["llm_calls"] == 8 + 1 and len(result["decision"]["verdict"]["universe"]) == 8
 
 
 def test_relaxed_query_is_cleaned_and_used_for_the_one_retrieval(scripted, demo_index):
     script(scripted, NULL, relax='Query: "Northwind hackathon winners"\nextra words')
     result = api.ask("What is HP?", "verdict", context(demo_index))
-    assert result["decision"]["search_query"] == "Northwind hackathon winners"
+    assert result["decision"]["verdict"]["search_query"] == "Northwind hackathon winners"
     assert result["usage"]["retriever_calls"] == 1
-    assert sum(i.startswith("hack-") for i in result["decision"]["universe"]) >= 5
+    assert sum(i.startswith("hack-") for i in result["decision"]["verdict"]["universe"]) >= 5
 
 
 @pytest.mark.parametrize("limit", [1, 3])
@@ -216,7 +222,7 @@ def test_failed_extractions_degrade_to_abstentions(scripted, demo_index):
 
     script(scripted, reply)
     result = api.ask("What is HP?", "verdict", context(demo_index, grounding="off"))
-    counts = result["decision"]["extraction"]
+    counts = result["decision"]["verdict"]["extraction"]
     assert counts["failed"] >= 3 and result["usage"]["malformed"] == 2 * counts["failed"]
     assert {item["question"] for item in result["interpretations"]} == {COMPANY[0], GAMES[0]}
 
@@ -225,14 +231,14 @@ def test_synthesis_off_returns_the_related_questions_without_a_call(scripted, de
     script(scripted, extractor(SENSES))
     result = api.ask("What is HP?", "verdict", context(demo_index, synthesize=False))
     assert result["answer"].startswith("Related questions:\n- ")
-    assert all(line in result["answer"] for line in result["decision"]["related_questions"])
+    assert all(line in result["answer"] for line in result["decision"]["verdict"]["related_questions"])
     assert result["usage"]["llm_calls"] == 1 + 20 and not calls_with(scripted, SYNTHESIZE)
 
 
 def test_synthesis_failure_falls_back_to_the_related_questions(scripted, demo_index):
     script(scripted, extractor(SENSES), synthesis="{broken")
     result = api.ask("What is HP?", "verdict", context(demo_index, grounding="off"))
-    assert result["answer"].startswith(NO_SUMMARY) and result["decision"]["synthesized"] is False
+    assert result["answer"].startswith(NO_SUMMARY) and result["decision"]["verdict"]["synthesized"] is False
     assert len(result["interpretations"]) == 3 and result["decision"]["abstained"] is False
 
 
@@ -278,7 +284,7 @@ def test_cli_ask_method_verdict(capsys, scripted, demo_index):
     assert main(["ask", "What is HP?", "--method", "verdict", "--model", "scripted", "--index", demo_index,
                  "--set", "cluster_preset=conservative", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["decision"]["consolidation"]["preset"] == "conservative"
+    assert result["decision"]["verdict"]["consolidation"]["preset"] == "conservative"
     assert result["route"] == ROUTE
 
 
@@ -298,12 +304,13 @@ def test_verdict_with_the_real_small_model_makes_the_counted_calls(demo_index):
     assert asked.returncode == 0, asked.stderr
     result = json.loads(asked.stdout)
     decision = result["decision"]
-    assert result["route"] == ROUTE and len(decision["universe"]) == 4
-    extraction = decision["extraction"]
+    assert result["route"] == ROUTE and len(decision["verdict"]["universe"]) == 4
+    extraction = decision["verdict"]["extraction"]
     assert extraction["extracted"] + extraction["abstained"] + extraction["failed"] == 4
     usage = result["usage"]
     if not usage["timeouts"] and not usage["malformed"]:  # retried calls would add to the count
         assert usage["llm_calls"] == 1 + 4 + (1 if result["interpretations"] else 0)
     cited = {c for item in result["interpretations"] for c in item["citations"]}
-    assert cited <= set(decision["universe"]) and cited == {p["id"] for p in result["passages"]}
+    assert cited <= set(decision["verdict"]["universe"]) and cited <= set(result["cited"])
+    assert [p["id"] for p in result["passages"]] == decision["verdict"]["universe"]
     assert result["answer"].strip()

@@ -6,38 +6,21 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Any, Iterator
 
-from agent.context import Context, make_context
-from agent.errors import InputError, validate_question
-from agent.app.methods import load_method
-from agent.llm.models import check_model_setting
+from agent.app.methods import decision_contract, load_method
+from agent.app.settings import method_context
+from agent.context import Context
+from agent.errors import validate_question
+from agent.llm.answers import cited_passage_ids
 
-RESULT_KEYS = ("answer", "interpretations", "passages", "route", "decision", "usage")
+RESULT_KEYS = ("answer", "interpretations", "passages", "cited", "route", "decision", "usage")
 RECURSION_LIMIT = 200  # every loop is bounded in state; this only stops runaway bugs
 
 
-def method_context(method: str, context: Context | dict[str, Any] | None = None) -> Context:
-    """A context of the method's own class, from a Context, a dict of overrides, or defaults.
-
-    The model setting is checked here, so a typo fails before any retrieval or model call."""
-    schema = load_method(method).builder.context_schema
-    if context is None or isinstance(context, dict):
-        result = make_context(schema, context)
-    elif isinstance(context, schema):
-        result = context
-    elif isinstance(context, Context):
-        shared = {f.name: getattr(context, f.name) for f in fields(context)}
-        result = make_context(schema, {k: v for k, v in shared.items() if k in {f.name for f in fields(schema)}})
-    else:
-        raise InputError(f"context must be a Context or a dict, not {type(context).__name__}")
-    check_model_setting(result.model)
-    return result
-
-
-def to_result(state: dict) -> dict:
-    """The JSON-able answer object: answer, interpretations, passages, route, decision, usage."""
+def to_result(state: dict, method: str) -> dict:
+    """The JSON-able answer object: answer, interpretations, passages (what was retrieved),
+    cited (ids of the passages the answer and interpretations cite), route, decision, usage."""
     result = {key: state.get(key) for key in RESULT_KEYS}
     result["answer"] = result["answer"] or ""
     result["interpretations"] = result["interpretations"] or []
@@ -45,8 +28,9 @@ def to_result(state: dict) -> dict:
         {"id": p["id"], "title": p.get("title", ""), "text": p["text"], "score": p.get("score")}
         for p in result["passages"] or []
     ]
+    result["cited"] = cited_passage_ids(result["answer"], result["interpretations"], result["passages"])
     result["route"] = result["route"] or []
-    result["decision"] = result["decision"] or {}
+    result["decision"] = decision_contract(result["decision"], method)
     result["usage"] = result["usage"] or {}
     return result
 
@@ -71,7 +55,7 @@ def ask(
     question = validate_question(question)
     graph = _graph(method, checkpointer)
     state = graph.invoke({"question": question}, config=_config(thread_id), context=method_context(method, context))
-    return to_result(state)
+    return to_result(state, method)
 
 
 def stream(
@@ -97,4 +81,4 @@ def stream(
                 yield {"event": "done", "node": node, "seconds": seconds}
         else:
             state = chunk
-    yield {"event": "result", "result": to_result(state)}
+    yield {"event": "result", "result": to_result(state, method)}

@@ -51,11 +51,9 @@ def open_checkpointer(path: str | Path | None = None):
 
 def chat_context(settings: dict[str, Any] | None = None):
     """A ChatContext from overrides, with the model setting checked before any work."""
-    from graphs.chat import ANSWERING_METHODS, ChatContext
+    from graphs.chat import ChatContext
 
-    context = make_context(ChatContext, settings)
-    if context.downstream not in ANSWERING_METHODS:
-        raise InputError(f"unknown method {context.downstream!r} for chat; available: {', '.join(ANSWERING_METHODS)}")
+    context = make_context(ChatContext, settings)  # an unknown `downstream` fails here, naming the choices
     check_model_setting(context.model)
     return context
 
@@ -113,4 +111,4 @@ class ChatSession:
         if request is not None:
             yield {"event": "clarification", **request}
         else:
-            yield {"event": "result", "result": to_result(self.graph.get_state(self.config).values)}
+            yield {"event": "result", "result": to_result(self.graph.get_state(self.config).values, "chat")}

@@ -6,6 +6,7 @@ import importlib
 from types import ModuleType
 
 from agent.errors import InputError
+from agent.state import COMMON_DECISION
 
 METHODS: dict[str, tuple[str, str]] = {
     "vanilla": ("graphs.vanilla", "Vanilla RAG baseline: retrieve top-k, one cited answer listing interpretations"),
@@ -24,3 +25,14 @@ def load_method(name: str) -> ModuleType:
     if name not in METHODS:
         raise InputError(f"unknown method {name!r}; available: {', '.join(METHODS)}")
     return importlib.import_module(METHODS[name][0])
+
+
+def decision_contract(decision: dict | None, method: str) -> dict:
+    """A graph's `decision` as results show it: the common part (agent.state.Decision) at the
+    top, every key present; the method's own detail under its name. A sub-key named after
+    another method (the one rewrite or chat ran) stays as it is."""
+    detail = dict(decision or {})
+    common = {key: detail.pop(key, None) for key in COMMON_DECISION}
+    nested = {name: detail.pop(name) for name in list(detail) if name in METHODS and isinstance(detail[name], dict)}
+    nested[method] = {**nested.get(method, {}), **detail}
+    return {**common, **nested}

@@ -48,10 +48,9 @@ class AskDocuments(BaseModel):
 
 def compact_result(result: dict) -> dict:
     """The answer object cut down to what an LLM needs: no passage texts, no usage."""
-    numbers = {int(n) for n in re.findall(r"\[(\d+)\]", result["answer"])}
-    cited = {passage_id for item in result["interpretations"] for passage_id in item["citations"]}
+    cited = set(result["cited"])  # what the answer and the interpretations cite, numbered as in `passages`
     sources = [{"n": n, "id": p["id"], "title": p["title"]} for n, p in enumerate(result["passages"], 1)
-               if n in numbers or p["id"] in cited]
+               if p["id"] in cited]
     interpretations = [{key: item[key] for key in ("question", "answer", "citations")}
                        for item in result["interpretations"]]
     return {"status": "answered", "answer": result["answer"], "interpretations": interpretations, "sources": sources}
@@ -67,9 +66,10 @@ def make_ask_tool(
     @tool(name, args_schema=AskDocuments, description=DESCRIPTION)
     def ask_documents(question: str, method: str = "vanilla", ask_back: bool = False) -> dict:
         from agent.app.api import ask
+        from agent.app.settings import method_context
 
-        try:
-            result = ask(question, method, context)
+        try:  # the shared settings apply where the method has them; its own defaults cover the rest
+            result = ask(question, method, method_context(method, context, strict=False))
         except DisambigError as error:
             return {"status": "error", "error": str(error)}
         options = clarification_options(result["interpretations"], max_options)

@@ -130,16 +130,10 @@ def fit(rows: list[dict], *, embedder: str = "minilm", seed: int = 0, metadata: 
 
 def scores(gold: list[str], predicted: list[str | None]) -> dict:
     """Precision, recall and F1 of the ambiguous class, and accuracy (None counts as clear)."""
-    pairs = [(g == AMBIGUOUS, p == AMBIGUOUS) for g, p in zip(gold, predicted)]
-    tp = sum(g and p for g, p in pairs)
-    fp = sum(p and not g for g, p in pairs)
-    fn = sum(g and not p for g, p in pairs)
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    accuracy = sum(g == p for g, p in pairs) / len(pairs) if pairs else 0.0
-    return {"precision": precision, "recall": recall, "f1": f1, "accuracy": accuracy, "n": len(pairs),
-            "failed": sum(p is None for p in predicted)}
+    from agent.evaluation.metrics import detection_scores
+
+    result = detection_scores((p == AMBIGUOUS, g == AMBIGUOUS) for g, p in zip(gold, predicted))
+    return {**result, "failed": sum(p is None for p in predicted)}
 
 
 def evaluate(detector: AmbiguityDetector, test: list[dict], *, llm_context=None, llm_sample: int = 0,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable
 
 from pydantic import BaseModel, Field
 
@@ -21,24 +21,21 @@ from agent.evaluation.datasets import Example
 from agent.evaluation.metrics import remove_citations, token_f1
 from agent.llm.calls import generate_structured
 from agent.llm.prompts import format_passages
+from agent.llm.schemas import Supported, YesNo
 from agent.usage import map_concurrent
 
 JUDGE_CONCURRENCY = 4
 
 
-class Grounding(BaseModel):
-    supported: Literal["Yes", "No"]
-
-
 class Coverage(BaseModel):
-    covered: list[Literal["Yes", "No"]] = Field(default_factory=list, max_length=30)
+    covered: list[YesNo] = Field(default_factory=list, max_length=30)
 
 
 def _supported(judge: Context, question: str, answer: str, passages: list[dict]) -> bool:
     """V(q, p): do these passages support this answer to this question? (No when none.)"""
     if not passages:
         return False
-    verdict = generate_structured(judge, Grounding, "judge_grounding", question=question,
+    verdict = generate_structured(judge, Supported, "judge_grounding", question=question,
                                   answer=answer or "(none)", passages=format_passages(passages))
     return verdict is not None and verdict.supported == "Yes"
 

@@ -97,37 +97,22 @@ def _index_fingerprint(index_dir: str) -> str:
 
 
 def _method_contexts(config: EvalConfig, model_name: str) -> dict:
-    from agent.app.api import method_context
+    """Each method's context from the `--set` settings it has (a setting no selected method
+    has is an InputError) and the flags."""
     from agent.app.methods import load_method
+    from agent.app.settings import method_context
 
     contexts, used = {}, set()
+    flags = {"model": model_name, "index_dir": config.index_dir, "retrieval_mode": config.retrieval_mode,
+             "k": config.k}
     for method in config.methods:
-        schema = load_method(method).builder.context_schema
-        known = {f.name for f in fields(schema)}
-        chosen = {name: _coerce(name, value, schema) for name, value in config.settings.items() if name in known}
-        used.update(chosen)
-        flags = {"model": model_name, "index_dir": config.index_dir, "retrieval_mode": config.retrieval_mode,
-                 "k": config.k}
-        contexts[method] = method_context(method, {**chosen, **{n: v for n, v in flags.items() if v is not None}})
+        known = {f.name for f in fields(load_method(method).builder.context_schema)}
+        used.update(known & set(config.settings))
+        contexts[method] = method_context(method, {**config.settings, **flags}, strict=False)
     unused = sorted(set(config.settings) - used)
     if unused:
         raise InputError(f"--set {', '.join(unused)}: no selected method has such a setting")
     return contexts
-
-
-def _coerce(name: str, value: Any, schema) -> Any:
-    """A `--set` string cast to the type of the setting's default (bool, int, float or text)."""
-    if not isinstance(value, str):
-        return value
-    current = getattr(schema(), name)
-    if isinstance(current, bool):
-        return value.lower() in ("1", "true", "yes", "on")
-    if isinstance(current, (int, float)):
-        try:
-            return type(current)(value)
-        except ValueError:
-            raise InputError(f"--set {name}: {value!r} is not a {type(current).__name__}") from None
-    return value
 
 
 def _run_question(method: str, context, example: Example, fixed: bool) -> dict:
@@ -146,7 +131,7 @@ def _output(result: dict) -> dict:
     passages = [{"id": p["id"], "title": p.get("title", ""), "text": p.get("text", ""), "score": p.get("score")}
                 for p in result.get("passages") or []]
     return {"answer": result.get("answer", ""), "interpretations": result.get("interpretations") or [],
-            "passages": passages, "route": result.get("route") or [], "decision": result.get("decision") or {}}
+            "passages": passages, "cited": result.get("cited") or [], "route": result.get("route") or [], "decision": result.get("decision") or {}}
 
 
 def _usage(result: dict) -> dict:

@@ -6,23 +6,15 @@ from agent.evaluation import metrics
 from agent.evaluation.datasets import Example
 
 COST_FIELDS = ("llm_calls", "prompt_tokens", "completion_tokens", "retriever_calls")
-_NOT_AMBIGUOUS = {"", "none", "unambiguous", "clear", "not_ambiguous", "no"}
 
 
 def predicted_ambiguous(output: dict) -> bool:
-    """Whether the method judged the question ambiguous: its own decision when it states one
-    (`decision.ambiguous`; an `ambiguity`/`gate`/`label` string, e.g. ADF's gate, where
-    Uncertain counts as ambiguous because ADF decomposes it; DIVA's `ambiguity_types`), else
-    whether it answered with two or more distinct interpretations."""
-    decision = output.get("decision") or {}
-    if isinstance(decision.get("ambiguous"), bool):
-        return decision["ambiguous"]
-    for name in ("ambiguity", "gate", "label", "classification"):
-        if isinstance(decision.get(name), str):
-            return decision[name].strip().lower() not in _NOT_AMBIGUOUS
-    types = decision.get("ambiguity_types")
-    if isinstance(types, list) and types:
-        return any(str(t).strip().lower() not in _NOT_AMBIGUOUS for t in types)
+    """Whether the method judged the question ambiguous: `decision.ambiguous` (the common
+    decision every method fills, agent.state.Decision); when the method does not judge
+    (None), whether it answered with two or more distinct interpretations."""
+    judged = (output.get("decision") or {}).get("ambiguous")
+    if isinstance(judged, bool):
+        return judged
     questions = {metrics.normalize_answer(i.get("question", "")) for i in output.get("interpretations") or []}
     return len(questions - {""}) >= 2
 

@@ -8,6 +8,7 @@ import re
 from agent.llm.prompts import CITATION_MARKER as _MARKER
 from agent.usage import record
 
+
 def cited_ids(numbers: list, passages: list[dict]) -> list[str]:
     """Passage ids for the 1-based numbers a model cited. A number that names no passage
     (an invented citation) is dropped and counted in usage as `invalid_citations`."""
@@ -71,3 +72,28 @@ def without_repeated_sentences(answer: str) -> str:
 def clean_answer(answer: str, passages: list[dict]) -> str:
     """A model's long-form answer as users get it: no looping repeats, no invented citations."""
     return keep_valid_citations(without_repeated_sentences(answer.strip()), passages)
+
+
+def cited_passage_ids(answer: str, interpretations: list[dict], passages: list[dict]) -> list[str]:
+    """The ids of the passages an output cites (interpretations' citations, then the answer's
+    [n] markers), in order of first citation: the `cited` subset of the retrieved `passages`."""
+    ids = [passage_id for item in interpretations for passage_id in item.get("citations") or []]
+    for match in _MARKER.finditer(answer or ""):
+        ids += [passages[int(n) - 1]["id"] for n in match.group(1).split(",") if 1 <= int(n) <= len(passages)]
+    known = {p["id"] for p in passages}
+    return [passage_id for passage_id in dict.fromkeys(ids) if passage_id in known]
+
+
+MAX_QUERY_CHARS = 300
+_QUERY_LABEL = re.compile(r"^\s*(?:[-*\d.)]+\s+)?(?:(?:new\s+)?(?:search\s+)?query\s*:\s*)?", re.IGNORECASE)
+
+
+def clean_query(reply: str | None) -> str:
+    """A search query from a model reply: the first non-empty line without a bullet, a
+    "Query:"/"Search query:"/"New query:" label or quotes ("" when there is none, so the caller
+    falls back to what it had)."""
+    for line in (reply or "").splitlines():
+        line = _QUERY_LABEL.sub("", line).strip().strip("\"'`").strip()
+        if line:
+            return line[:MAX_QUERY_CHARS]
+    return ""

@@ -19,9 +19,9 @@ from langchain_core.utils.json import parse_partial_json
 from pydantic import BaseModel, ValidationError
 
 from agent.context import Context
-from agent.errors import ModelUnavailableError
+from agent.errors import ModelOutputError, ModelUnavailableError
 from agent.llm.models import endpoint, get_chat_model
-from agent.llm.prompts import render
+from agent.llm.prompts import fragment, render
 from agent.retrieval.tokens import count_tokens
 from agent.usage import emit, record
 
@@ -117,27 +117,30 @@ def _structured_request(context: Context, schema: type[BaseModel], messages: lis
     if context.structured_output == "json_schema":
         response_format = {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": json_schema}}
         return {"extra_body": {"response_format": response_format}}, messages
-    hint = SystemMessage(f"Reply with one JSON object only, matching this JSON schema:\n{json.dumps(json_schema)}")
+    hint = SystemMessage(fragment("json_schema_hint", schema=json.dumps(json_schema)))
     bind = {"extra_body": {"response_format": {"type": "json_object"}}} if context.structured_output == "json_object" else {}
     return bind, [*messages, hint]
 
 
 def parse_json_reply(text: str, schema: type[Schema]) -> Schema:
     """Validate a model's JSON reply, tolerating code fences, text around the object and a
-    reply cut off by the token limit (the complete part is kept)."""
+    reply cut off by the token limit (the complete part is kept); ModelOutputError otherwise."""
     start = text.find("{")
     if start < 0:
-        raise ValueError("no JSON object in the reply")
+        raise ModelOutputError(f"{schema.__name__}: no JSON object in the reply")
     end = text.rfind("}")
     try:
         data = json.loads(text[start:end + 1])
     except json.JSONDecodeError:
         data = _partial_object(text)  # cut off by the token limit: keep the complete part
         if data == {}:  # garbage such as "not json {" would otherwise pass as an all-defaults answer
-            raise ValueError("the reply holds no complete JSON field")
+            raise ModelOutputError(f"{schema.__name__}: the reply holds no complete JSON field") from None
     if not isinstance(data, dict):
-        raise ValueError("the reply is not a JSON object")
-    return schema.model_validate(data)
+        raise ModelOutputError(f"{schema.__name__}: the reply is not a JSON object")
+    try:
+        return schema.model_validate(data)
+    except ValidationError as error:
+        raise ModelOutputError(f"{schema.__name__}: {error.error_count()} field(s) do not fit the schema") from None
 
 
 def generate_structured(
@@ -151,7 +154,7 @@ def generate_structured(
             return None
         try:
             return parse_json_reply(str(reply.content), schema)
-        except (ValueError, ValidationError):
+        except ModelOutputError:
             record(malformed=1)
             if attempt == 0:
                 record(retries=1)

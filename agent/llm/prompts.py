@@ -34,6 +34,15 @@ def prompts_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
+def fragment(name: str, **values: object) -> str:
+    """The text of `prompts/<name>.md` (a piece of a prompt, e.g. guidance for the synthesis)
+    with its $placeholders filled: prompt wording lives in prompts/, not in Python strings."""
+    path = resources.files("prompts").joinpath(f"{name}.md")
+    if not path.is_file():
+        raise FileNotFoundError(f"no prompt named {name!r} in prompts/")
+    return Template(path.read_text(encoding="utf-8").strip()).substitute({k: str(v) for k, v in values.items()})
+
+
 def render(name: str, **values: object) -> list[BaseMessage]:
     """Messages for prompt `name`; every $placeholder must be given (KeyError otherwise)."""
     system, user = load_prompt(name)
@@ -63,13 +72,15 @@ def format_passage(passage: dict, max_chars: int = 900) -> str:
     return f"{title}: {text}" if title else text
 
 
-def format_passages(passages: list[dict], max_chars: int = 900) -> str:
-    """Passages as the evidence block every prompt uses: `[n] title: text`, numbered from 1,
-    inside <documents> tags that the prompts declare to be data, never instructions.
+def format_passages(passages: list[dict], max_chars: int = 900, numbers: list[int] | None = None) -> str:
+    """Passages as the evidence block every prompt uses: `[n] title: text`, numbered from 1
+    (or with the given `numbers`, e.g. a subset keeping its numbers in the full list), inside
+    <documents> tags that the prompts declare to be data, never instructions.
 
     Small models copy short numbers far more reliably than passage ids; `cited_ids` maps back.
     """
-    lines = "\n\n".join(f"[{number}] {format_passage(p, max_chars)}" for number, p in enumerate(passages, 1))
+    numbers = numbers or list(range(1, len(passages) + 1))
+    lines = "\n\n".join(f"[{number}] {format_passage(p, max_chars)}" for number, p in zip(numbers, passages))
     return f"{OPEN_DATA}\n{lines}\n{CLOSE_DATA}"
 
 

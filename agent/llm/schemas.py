@@ -7,9 +7,9 @@ order, so this keeps the fields in the order that helps small models reason.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 
 def _all_required(schema: dict) -> None:
@@ -42,3 +42,18 @@ class Synthesis(OrderedModel):
     interpretations: list[CitedInterpretation] = Field(default_factory=list, max_length=8)
     # the length cap becomes part of the grammar on llama.cpp, so small models cannot ramble on
     answer: str = Field(max_length=1500, description="long-form answer covering every interpretation, citing [n]")
+
+
+def parse_yes_no(value: Any) -> Any:
+    """"Yes"/"No" from the spellings models use (`yes`, `NO.`, `Yes, because ...`, true/false);
+    anything else is left as it is, so validation fails and the call is retried."""
+    words = str(value).strip().split(maxsplit=1)
+    word = words[0].strip(".,;:!\"'").casefold() if words else ""
+    return {"yes": "Yes", "true": "Yes", "no": "No", "false": "No"}.get(word, value)
+
+
+YesNo = Annotated[Literal["Yes", "No"], BeforeValidator(parse_yes_no)]  # the one Yes/No answer type
+
+
+class Supported(BaseModel):  # grounding check and LLM judge (no docstring: it would go into the JSON schema)
+    supported: YesNo

@@ -13,6 +13,7 @@ from typing import Any
 
 from agent.errors import InputError
 from agent.llm.answers import folded
+from agent.llm.prompts import fragment
 
 PROMPT = "Which of these did you mean?"
 ALL_CHOICES = ("0", "all", "any", "*")
@@ -97,8 +98,4 @@ def focus_passages(option: dict, passages: list[dict]) -> list[dict]:
 
 def focus_guidance(option: dict) -> str:
     """Instructions for the answer after the person chose one interpretation."""
-    return (
-        f'The user was asked what they meant and chose: "{option["question"]}" (the reading whose short '
-        f'answer is "{option["answer"]}"). Answer that reading only, list just that one interpretation, '
-        "and do not discuss other meanings."
-    )
+    return fragment("guidance_chosen", question=option["question"], answer=option["answer"])

@@ -18,7 +18,8 @@ from pydantic import BaseModel, Field, field_validator
 from agent.context import Context
 from agent.errors import validate_question
 from agent.llm.calls import generate_structured
-from agent.llm.prompts import format_passages
+from agent.llm.prompts import format_passages, fragment
+from agent.llm.schemas import YesNo
 from agent.retrieval.retriever import Retriever, get_retriever, passage_vectors
 from agent.state import RAGState
 from agent.usage import emit, map_concurrent, tracked
@@ -80,14 +81,7 @@ class PseudoInterpretations(BaseModel):
 
 
 class PassageVerdict(BaseModel):
-    contains_answer: Literal["Yes", "No"]
-
-    @field_validator("contains_answer", mode="before")
-    @classmethod
-    def _normalize(cls, value):
-        """Accept `yes`, `YES.` and the like; anything else stays invalid (and is retried)."""
-        word = str(value).strip().strip(".!").capitalize()
-        return word if word in ("Yes", "No") else value
+    contains_answer: YesNo
 
 
 def clean_interpretations(questions: list[str], cap: int, original: str = "") -> list[str]:
@@ -212,11 +206,12 @@ def verify_passages(state: DiversifyState, runtime: Runtime[DiversifyContext]) -
         verdicts = [{"question": q, "verdict": "No", "parsed": True} for q in questions]
     result = grade(verdicts)
     verified = [v["question"] for v in verdicts if v["verdict"] == "Yes"]
-    guidance = "Interpretations the passages were checked to answer:\n" + "\n".join(f"- {q}" for q in verified)
+    guidance = fragment("guidance_verified", lines="\n".join(f"- {q}" for q in verified))
     return {
         "verdicts": verdicts,
         "grade": result,
         "guidance": guidance if verified else "",
+        "verified_questions": verified,  # synthesis may report these readings only (unverified ones are dropped)
         "decision": {
             "verdicts": verdicts, "grade": result,
             "unparsed_verdicts": sum(not v["parsed"] for v in verdicts),

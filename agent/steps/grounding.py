@@ -15,11 +15,10 @@ import re
 import unicodedata
 from typing import Literal
 
-from pydantic import BaseModel, field_validator
-
 from agent.context import Context
 from agent.llm.calls import generate_structured
 from agent.llm.prompts import format_single_passage
+from agent.llm.schemas import Supported
 
 GroundingMode = Literal["overlap", "entailment", "off"]
 
@@ -78,21 +77,10 @@ def overlap_problem(question: str, answer: str, passage: dict, threshold: float)
     return ""
 
 
-class Entailment(BaseModel):
-    supported: Literal["Yes", "No"]
-
-    @field_validator("supported", mode="before")
-    @classmethod
-    def _normalize(cls, value):
-        """Accept `yes`, `NO.` and the like; anything else stays invalid (and is retried once)."""
-        word = str(value).strip().strip(".!").capitalize()
-        return word if word in ("Yes", "No") else value
-
-
 def entailed(context: Context, pair: dict, passage: dict) -> bool | None:
     """The model's Yes/No on whether the passage alone answers the pair; None on failure."""
     reply = generate_structured(
-        context, Entailment, "check_grounding",
+        context, Supported, "check_grounding",
         question=pair["question"], answer=pair["answer"], passage=format_single_passage(passage),
     )
     return None if reply is None else reply.supported == "Yes"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
@@ -76,4 +78,33 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context]) -> dict:
     if synthesis is None:
         return answer_update(MODEL_FAILED, [], abstained=True)
     answer = clean_answer(synthesis.answer, passages)
-    return answer_update(answer, interpretations_from(synthesis, passages), abstained=False)
+    return answer_update(answer, final_interpretations(state, synthesis, passages), abstained=False)
+
+
+def final_interpretations(state: RAGState, synthesis: Synthesis, passages: list[dict]) -> list[dict]:
+    """The interpretations a method reports: those it settled before synthesis
+    (`settled_interpretations`, e.g. DIVA's extracted ones), else the synthesized ones, kept
+    only where they answer a question the method verified (`verified_questions`, DtV)."""
+    if state.get("settled_interpretations") is not None:
+        return list(state["settled_interpretations"])
+    found = interpretations_from(synthesis, passages)
+    verified = state.get("verified_questions")
+    return found if verified is None else matched_to(verified, found)
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.casefold()))
+
+
+def matched_to(questions: list[str], found: list[dict]) -> list[dict]:
+    """For each allowed question, the synthesized interpretation sharing most words with it
+    (each used once), reported under the allowed question; the rest are dropped."""
+    kept, used = [], set()
+    for question in questions:
+        overlaps = [(len(_words(question) & _words(item["question"])), index) for index, item in enumerate(found)
+                    if index not in used]
+        best = max(overlaps, default=(0, -1))
+        if best[0] > 0:
+            used.add(best[1])
+            kept.append({**found[best[1]], "question": question})
+    return kept

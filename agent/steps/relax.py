@@ -9,19 +9,16 @@ the call is made, and a switch turns it off. The shared `retrieve` node then sea
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from langgraph.runtime import Runtime
 
 from agent.context import Context
 from agent.errors import validate_question
+from agent.llm.answers import clean_query
 from agent.llm.calls import generate_text
 from agent.state import RAGState
 from agent.usage import tracked
-
-MAX_QUERY_CHARS = 300
-
 
 @dataclass(kw_only=True)
 class RelaxedRetrievalContext(Context):
@@ -33,19 +30,6 @@ class RelaxedRetrievalContext(Context):
     k: int = field(default=20, metadata={"description": "Passages retrieved once for the relaxed query (the universe)"})
 
 
-def clean_search_query(reply: str | None) -> str:
-    """The query from a model reply: first non-empty line, without a label, quotes or bullets.
-
-    Small models wrap the query in quotes or prefix it with "Query:"; an empty result means
-    the caller falls back to the question."""
-    for line in (reply or "").splitlines():
-        line = re.sub(r"^\s*(?:[-*\d.)]+\s+)?(?:(?:search\s+)?query\s*:\s*)?", "", line, flags=re.IGNORECASE)
-        line = line.strip().strip("\"'`").strip()
-        if line:
-            return line[:MAX_QUERY_CHARS]
-    return ""
-
-
 @tracked
 def relax_query(state: RAGState, runtime: Runtime[RelaxedRetrievalContext]) -> dict:
     """Broaden the question for a high-recall search; the question itself when off or on failure."""
@@ -53,6 +37,6 @@ def relax_query(state: RAGState, runtime: Runtime[RelaxedRetrievalContext]) -> d
     question = validate_question(state["question"])
     query = ""
     if context.relax_query:
-        query = clean_search_query(generate_text(context, "relax_query", question=question))
+        query = clean_query(generate_text(context, "relax_query", question=question))
     query = query or question
     return {"search_query": query, "decision": {"search_query": query, "relaxed": query != question}}
