@@ -226,7 +226,8 @@ async function ask(text) {
     selectThread(thread.thread_id);
     refreshThreads();
   }
-  addMessage("human", text);
+  addMessage("human", text);  // while a clarification waits, the graph takes this as the reply to it
+  for (const button of document.querySelectorAll(".options button")) button.disabled = true;
   await run({ input: { messages: [{ type: "human", content: text }] } });
 }
 
