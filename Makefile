@@ -27,7 +27,13 @@ demo: install-local
 	$(BIN)/disambig ingest --demo
 	$(BIN)/disambig ask "What is HP?"
 
-test: install
+# tests/test_browser.py drives Debian's chromium (Playwright never downloads a browser here)
+.PHONY: chromium
+chromium:
+	@[ -x /usr/bin/chromium ] || { [ "$$(id -u)" = 0 ] && apt-get update && apt-get install -y chromium; } \
+		|| { echo "make test needs /usr/bin/chromium: run 'apt-get install -y chromium' as root"; exit 1; }
+
+test: install chromium
 	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc
 
 bench: install

@@ -1,8 +1,11 @@
 """One small exception hierarchy; the CLI prints any of these as a single line."""
 
 
-class DisambigError(Exception):
-    """Base class: a problem the user can act on (printed without a traceback)."""
+class DisambigError(RuntimeError):
+    """Base class: a problem the user can act on (printed without a traceback).
+
+    A RuntimeError so the LangGraph server passes its message on to clients (it replaces the
+    message of exception types it does not know with "An internal error occurred")."""
 
 
 class InputError(DisambigError):

@@ -35,6 +35,12 @@ def merge_decision(left: dict | None, right: dict | None) -> dict:
     return {**(left or {}), **(right or {})}
 
 
+def message_text(message: AnyMessage) -> str:
+    """A message's text, whether its content is a string or a list of content blocks
+    (chat UIs such as agent-chat-ui send `[{"type": "text", "text": ...}]`)."""
+    return message.text.strip()
+
+
 class Passage(TypedDict):
     id: str
     title: str

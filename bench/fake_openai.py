@@ -29,8 +29,9 @@ def fake_embeddings(request: dict) -> dict:
 class FakeOpenAI:
     def __init__(self, reply: str | Callable[[dict], str] = '{"interpretations": [], "answer": "fake"}',
                  latency: float = 0.0, faults: list | Callable[[int], str | None] | None = None,
-                 hang_seconds: float = 30.0):
+                 hang_seconds: float = 30.0, chunk_delay: float = 0.0):
         self.reply, self.latency, self.faults, self.hang_seconds = reply, latency, faults, hang_seconds
+        self.chunk_delay = chunk_delay  # seconds between streamed chunks (0: the whole stream in one write)
         self.requests: list[dict] = []
         self._lock = threading.Lock()
         fake = self
@@ -82,8 +83,21 @@ class FakeOpenAI:
                                    "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
                 events.append({"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "fake",
                                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage})
-                body = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
-                self._send(200, body.encode(), "text/event-stream")
+                lines = [f"data: {json.dumps(e)}\n\n" for e in events] + ["data: [DONE]\n\n"]
+                if not fake.chunk_delay:
+                    return self._send(200, "".join(lines).encode(), "text/event-stream")
+                self.send_response(200)  # chunk by chunk, as a real server streams; the connection ends the body
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                try:
+                    for line in lines:
+                        self.wfile.write(line.encode())
+                        self.wfile.flush()
+                        time.sleep(fake.chunk_delay)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

@@ -4,6 +4,10 @@ read_message -> classify_ambiguity -> [rewrite_query] -> run_method -> (several 
 interpretations and `clarify` on) ask_clarification -> synthesize_answer on the chosen one,
 or deliver_answer for "all of them"; otherwise the method's answer ends the turn.
 
+A thread waiting at a clarification is answered by `Command(resume=choice)`, or by a new
+message (chat UIs such as agent-chat-ui send the reply as a fresh run): read_message then goes
+straight to ask_clarification with the message as the reply, never starting a new question.
+
 The rewrite steps are the rewrite graph's own nodes (graphs/rewrite.py); the method is any
 registered one (`downstream`), run as a subgraph. `ask_clarification` makes no model call:
 it re-runs when the thread is resumed with `Command(resume=choice)`.
@@ -18,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
-from langchain_core.messages import AIMessage, AnyMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.runtime import Runtime
@@ -28,6 +32,7 @@ from typing_extensions import NotRequired, TypedDict
 from agent.steps.clarify import (
     clarification_options,
     clarification_request,
+    clarification_text,
     focus_guidance,
     focus_passages,
     needs_clarification,
@@ -37,7 +42,7 @@ from agent.app import handoff
 from agent.app.methods import METHODS
 from agent.errors import InputError
 from agent.steps.nodes import synthesize_answer
-from agent.state import OutputState, starts_turn
+from agent.state import OutputState, message_text, starts_turn
 from agent.usage import emit, tracked
 from graphs.rewrite import (
     RewriteContext,
@@ -75,22 +80,33 @@ class ChatInput(TypedDict):
 
 
 class ChatState(RewriteState, total=False):
-    options: list[dict]  # grounded interpretations offered to the user this turn
+    options: list[dict]  # grounded interpretations offered to the user; non-empty while waiting for a choice
+    reply: str | None  # a new message that answers the waiting clarification
 
 
 @tracked
 def read_message(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     """Take the turn's question from `question`, or from a trailing human message (chat UIs send
-    only messages). On a thread `question` still holds the last turn's text, so it counts only
-    when it differs from the message the previous turn answered."""
+    only messages, often as content blocks). On a thread `question` still holds the last turn's
+    text, so it counts only when it differs from the message the previous turn answered. While a
+    clarification waits, the new text is the reply to it."""
     messages = state.get("messages") or []
     question = state.get("question")
-    fresh = bool(question) and question != (state.get("decision") or {}).get("original_query")
+    original = (state.get("decision") or {}).get("original_query")
+    fresh = bool(question) and question != original
     if messages and messages[-1].type == "human" and not fresh:
-        return {"question": str(messages[-1].content)}
-    if not question:
+        text, said = message_text(messages[-1]), []
+    elif question:
+        text, said = question, [HumanMessage(question)]
+    else:
         raise InputError("send a question, or a human message at the end of messages")
-    return {}
+    if state.get("options"):
+        return {"reply": text, "question": original, "messages": said}
+    return {"question": text} if text != question else {}
+
+
+def route_after_read_message(state: ChatState) -> Literal["ask_clarification", "classify_ambiguity"]:
+    return "ask_clarification" if state.get("options") and state.get("reply") else "classify_ambiguity"
 
 
 @tracked
@@ -109,7 +125,7 @@ def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     update = handoff.method_update(run, state["query"], messages, clarify=asking)
     update["options"] = options if asking else []
     if asking:
-        del update["messages"]  # the reply comes after the user's choice
+        update["messages"] = [AIMessage(clarification_text(options))]  # the answer comes after the choice
     else:
         run.release()
     return update
@@ -121,26 +137,32 @@ def route_after_run_method(state: ChatState) -> Literal["ask_clarification", "__
 
 @tracked
 def ask_clarification(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
-    """Pause the thread with the options; the resume value picks one (or all). No model call
-    here: LangGraph runs this node again from the top when the thread resumes."""
+    """Pause the thread with the options; the resume value (or a new message) picks one or all.
+    No model call here: LangGraph runs this node again from the top when the thread resumes."""
     options = state["options"]
+    pending = state.get("reply")  # the new message that answers, when the reply came as one
     error = None
     for _ in range(MAX_ASKS):
-        reply = interrupt(clarification_request(state["query"], options, error))
+        recorded = pending is not None  # a reply sent as a message is in `messages` already
+        reply = pending if recorded else interrupt(clarification_request(state["query"], options, error))
+        pending = None
         try:
             chosen = resolve_choice(reply, options)
         except InputError as problem:
             error = str(problem)
             continue
+        said = [] if recorded else [HumanMessage(chosen["question"] if chosen else "All of them")]
+        done = {"options": [], "reply": None, "messages": said}
         if chosen is None:
-            return {"decision": {"choice": "all"}}
+            return {**done, "decision": {"choice": "all"}}
         emit({"event": "chosen", "option": chosen})
         return {
+            **done,
             "decision": {"choice": chosen["option"], "chosen_question": chosen["question"]},
             "guidance": focus_guidance(chosen),
             "passages": focus_passages(chosen, state.get("passages") or []),
         }
-    return {"decision": {"choice": "all", "choice_error": error}}
+    return {"options": [], "reply": None, "decision": {"choice": "all", "choice_error": error}}
 
 
 def route_after_ask_clarification(state: ChatState) -> Literal["synthesize_answer", "deliver_answer"]:
@@ -163,7 +185,7 @@ builder.add_node("ask_clarification", ask_clarification)
 builder.add_node("synthesize_answer", synthesize_answer)
 builder.add_node("deliver_answer", deliver_answer)
 builder.add_edge(START, "read_message")
-builder.add_edge("read_message", "classify_ambiguity")
+builder.add_conditional_edges("read_message", route_after_read_message)
 builder.add_conditional_edges("classify_ambiguity", route_after_classify_ambiguity,
                               {"rewrite_query": "rewrite_query", "run_downstream": "run_method"})
 builder.add_edge("rewrite_query", "run_method")

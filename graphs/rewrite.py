@@ -25,7 +25,7 @@ from agent.context import Context
 from agent.detector.classifier import AMBIGUOUS, load_detector
 from agent.errors import validate_question
 from agent.llm.calls import generate_structured
-from agent.state import InputState, OutputState, RAGState, starts_turn
+from agent.state import InputState, OutputState, RAGState, message_text, starts_turn
 from agent.usage import emit, tracked
 
 ASSISTANT_CHARS = 500  # an earlier answer is context, not evidence: its start is enough
@@ -66,8 +66,8 @@ class QueryRewrite(BaseModel):
 
 def earlier_turns(messages: list[AnyMessage] | None, question: str, turns: int) -> list[AnyMessage]:
     """User and assistant messages before the current one, at most the last `turns` exchanges."""
-    history = [m for m in messages or [] if m.type in ("human", "ai") and str(m.content).strip()]
-    if history and history[-1].type == "human" and str(history[-1].content).strip() == question:
+    history = [m for m in messages or [] if m.type in ("human", "ai") and message_text(m)]
+    if history and history[-1].type == "human" and message_text(history[-1]) == question:
         history = history[:-1]
     starts = [index for index, message in enumerate(history) if message.type == "human"]
     if turns <= 0:
@@ -78,7 +78,7 @@ def earlier_turns(messages: list[AnyMessage] | None, question: str, turns: int) 
 def format_history(history: list[AnyMessage]) -> str:
     lines = []
     for message in history:
-        text = " ".join(str(message.content).split())
+        text = " ".join(message_text(message).split())
         if message.type == "ai":
             text = text if len(text) <= ASSISTANT_CHARS else text[:ASSISTANT_CHARS] + " ..."
         lines.append(f"{'User' if message.type == 'human' else 'Assistant'}: {text}")
@@ -111,7 +111,7 @@ def classify_ambiguity(state: RewriteState, runtime: Runtime[RewriteContext]) ->
         decision["rewrite_skipped"] = "no earlier turn to resolve the message against"
     decision["needs_rewrite"] = wanted and bool(history)
     messages = state.get("messages") or []
-    is_recorded = bool(messages) and messages[-1].type == "human" and str(messages[-1].content).strip() == question
+    is_recorded = bool(messages) and messages[-1].type == "human" and message_text(messages[-1]) == question
     return {"query": question, "decision": decision, "messages": [] if is_recorded else [HumanMessage(question)]}
 
 

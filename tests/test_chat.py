@@ -46,7 +46,9 @@ def test_several_grounded_meanings_pause_with_json_options_and_resume_focuses(se
     assert tokens == ""  # the all-meanings answer is held back while we ask
     found = next(e for e in events if e["event"] == "interpretations_found")
     assert found["count"] == 3 and found["grounded"] == 2 and found["asking"] is True
-    assert [m.type for m in session.messages()] == ["human"]  # no answer recorded yet
+    assert [m.type for m in session.messages()] == ["human", "ai"]  # the question asked, no answer yet
+    assert session.messages()[1].content.splitlines()[1:] == ["1. What is HP, the company? (Hewlett-Packard)",
+                                                              "2. What is hp, the unit? (horsepower)", "0. All of them"]
     assert session.pending() == {k: v for k, v in request.items() if k != "event"}
 
     calls_before = len(scripted.calls)
@@ -62,7 +64,8 @@ def test_several_grounded_meanings_pause_with_json_options_and_resume_focuses(se
                                "ask_clarification", "synthesize_answer"]
     assert result["usage"]["llm_calls"] == 2 and "ask_clarification" in result["usage"]["nodes"]
     messages = session.messages()
-    assert [type(m) for m in messages] == [HumanMessage, AIMessage] and messages[1].content == FOCUSED_ANSWER
+    assert [type(m) for m in messages] == [HumanMessage, AIMessage, HumanMessage, AIMessage]
+    assert messages[2].content == chosen["question"] and messages[3].content == FOCUSED_ANSWER
     assert session.pending() is None
 
 
@@ -85,13 +88,44 @@ def test_a_reply_naming_no_option_is_asked_again(session):
     assert events[-1]["result"]["decision"]["chat"]["chosen_question"] == "What is hp, the unit?"
 
 
-def test_a_new_message_while_a_question_waits_starts_a_new_turn(session):
+def test_a_new_message_while_a_question_waits_answers_it(session, scripted):
+    """Chat UIs send the reply as a new run: it picks the option, it never starts a question that asks again."""
     drain(session.send("What is HP?"))
-    events, tokens = drain(session.send("What is a jaguar?"))
+    calls_before = len(scripted.calls)
+    events, tokens = drain(session.send("2"))
+    assert events[-1]["event"] == "result" and tokens == FOCUSED_ANSWER
+    assert len(scripted.calls) == calls_before + 1 and '"What is hp, the unit?"' in scripted.calls[-1]["text"]
+    assert events[-1]["result"]["decision"]["chat"]["original_query"] == "What is HP?"
+    assert session.pending() is None
+    assert [m.content for m in session.messages()][2:] == ["2", FOCUSED_ANSWER]
+    events, tokens = drain(session.send("What is a jaguar?"))  # the next message is a new question again
     assert events[-1]["event"] == "result" and tokens == json.loads(ONE_MEANING)["answer"]
     assert events[-1]["result"]["decision"]["chat"]["original_query"] == "What is a jaguar?"
-    assert session.pending() is None
-    assert [m.content for m in session.messages()][-2:] == ["What is a jaguar?", tokens]
+
+
+def test_a_new_message_naming_no_option_asks_again_with_the_error(session):
+    drain(session.send("What is HP?"))
+    events, tokens = drain(session.send("What is a jaguar?"))
+    assert events[-1]["event"] == "clarification" and tokens == ""
+    assert "'What is a jaguar?' is not one of the options" in events[-1]["error"]
+    events, _ = drain(session.choose("all"))
+    assert events[-1]["result"]["decision"]["chat"]["choice"] == "all"
+
+
+@pytest.mark.parametrize("content", ["1", [{"type": "text", "text": "What is HP, the company?"}]])
+def test_a_human_message_with_string_or_block_content_answers_the_waiting_question(settings, content):
+    """What agent-chat-ui sends: {"messages": [{"type": "human", "content": [{"type": "text", ...}]}]}."""
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    context = chat_context(settings)
+    graph.invoke({"messages": [{"type": "human", "content": [{"type": "text", "text": "What is HP?"}]}]}, config,
+                 context=context)
+    state = graph.get_state(config)
+    assert state.values["question"] == "What is HP?" and state.interrupts
+    graph.invoke({"messages": [{"type": "human", "content": content}]}, config, context=context)
+    state = graph.get_state(config)
+    assert not state.interrupts and state.values["answer"] == FOCUSED_ANSWER
+    assert state.values["decision"]["chosen_question"] == "What is HP, the company?"
 
 
 def test_clarify_off_streams_the_answer_covering_every_meaning(settings, scripted):
@@ -177,7 +211,7 @@ def test_thread_survives_a_restart_in_sqlite_with_its_pending_question(settings,
         events, _ = drain(session.choose(2))
         assert events[-1]["result"]["decision"]["chat"]["choice"] == 2
     with open_checkpointer(db) as saver:
-        assert [m.type for m in ChatSession(saver, "kept", settings).messages()] == ["human", "ai"]
+        assert [m.type for m in ChatSession(saver, "kept", settings).messages()] == ["human", "ai", "human", "ai"]
         assert ChatSession(saver, "other", settings).messages() == []
         with pytest.raises(InputError, match="no clarification question"):
             ChatSession(saver, "other", settings).choose(1)

@@ -43,10 +43,10 @@ def test_thread_and_pending_question_survive_a_restart(chat):
     code, out, _ = chat("What is HP?")  # input ends while the question waits
     assert code == 0 and "Which of these did you mean?" in out
     code, out, err = chat("2", "/quit")  # a new process, same --thread and --db
-    assert "thread demo (1 earlier messages)" in err
+    assert "thread demo (2 earlier messages)" in err
     assert "Which of these did you mean?" in out and "assistant> HP is Hewlett-Packard" in out
     _, _, err = chat("/quit")
-    assert "thread demo (2 earlier messages)" in err
+    assert "thread demo (4 earlier messages)" in err
 
 
 def test_no_clarify_streams_the_full_answer(chat):

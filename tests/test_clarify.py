@@ -72,3 +72,37 @@ def test_request_and_focus_helpers():
     passages = [{"id": i} for i in ("e1", "p5", "p1", "z")]
     assert [p["id"] for p in focus_passages(options[0], passages)] == ["p5", "p1"]  # retrieval order kept
     assert focus_passages({"citations": ["gone"]}, passages) == passages
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ({"decisions": [{"type": "edit", "edited_action": {"name": "choose_interpretation", "args": {"choice": "2"}}}]},
+     "What is Mercury, the element?"),  # agent-chat-ui's HITL form, `choice` edited
+    ({"decisions": [{"type": "reject", "message": "the planet one: What is Mercury, the planet?"}]}, "error"),
+    ({"decisions": [{"type": "reject", "message": "1"}]}, "What is Mercury, the planet?"),
+    ({"decisions": [{"type": "approve"}]}, None),  # accepting the offered choice: all of them
+    ([{"type": "response", "args": "2"}], "What is Mercury, the element?"),  # the agent-inbox list
+    ([{"type": "accept", "args": None}], None),
+    ([{"type": "edit", "args": {"action": "choose_interpretation", "args": {"choice": 1}}}], "What is Mercury, the planet?"),
+    ([{"type": "text", "text": "What is Mercury, the element?"}], "What is Mercury, the element?"),  # content blocks
+    ({"choice": "all"}, None),
+])
+def test_every_client_resume_shape_resolves(reply, expected):
+    options = clarification_options(INTERPRETATIONS)
+    if expected == "error":
+        with pytest.raises(InputError, match="is not one of the options"):
+            resolve_choice(reply, options)
+        return
+    chosen = resolve_choice(reply, options)
+    assert (chosen["question"] if chosen else None) == expected
+
+
+def test_request_offers_the_hitl_shape_agent_chat_ui_renders():
+    """agent-chat-ui shows a form only for non-empty action_requests (name, args) and review_configs
+    (action_name, allowed_decisions); anything else is read-only JSON."""
+    options = clarification_options(INTERPRETATIONS)
+    request = clarification_request("What is Mercury?", options, error="option 7 does not exist")
+    [action], [review] = request["action_requests"], request["review_configs"]
+    assert action["name"] == review["action_name"] == "choose_interpretation" and action["args"] == {"choice": "all"}
+    assert set(review["allowed_decisions"]) == {"approve", "edit", "reject"}
+    assert action["description"].startswith("option 7 does not exist")
+    assert "1. What is Mercury, the planet? (the smallest planet)" in action["description"]

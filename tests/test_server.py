@@ -169,7 +169,7 @@ def test_disambig_serve_streams_a_chat_thread_through_a_clarification(fake, demo
         assert tokens == json.loads(FOCUSED)["answer"]
         state = httpx.get(f"{base}/threads/{thread}/state", timeout=30).json()
         assert state["values"]["answer"] == tokens and state["next"] == []
-        assert [m["type"] for m in state["values"]["messages"]] == ["human", "ai"]
+        assert [m["type"] for m in state["values"]["messages"]] == ["human", "ai", "human", "ai"]
         assert (tmp_path / "srv" / "langgraph.json").exists()
     finally:
         stop(process)

@@ -6,6 +6,12 @@ interrupts and resumes, and LangGraph Studio. This command writes a server confi
 the graphs by module (so it works from an installed package, not only from a checkout),
 then replaces itself with `langgraph dev` bound to 127.0.0.1 unless told otherwise, with
 analytics, the version check and LangSmith tracing off.
+
+The chat page (agent/app/web/) rides along through the server's own custom-route hook
+(`http.app`), so `/` serves the page from the same process. The in-memory server keeps its
+threads in `.langgraph_api/` under its working directory, flushed every few seconds and at
+shutdown; the working directory is the state dir (per-user by default), so threads outlive a
+restart.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from pathlib import Path
 from agent.context import APP_NAME
 from agent.errors import DisambigError
 
+PAGE_APP = "agent.app.web:app"  # the chat page, mounted into the LangGraph server
 QUIET_ENV = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1", "ANONYMIZED_TELEMETRY": "False"}
 
 
@@ -28,7 +35,7 @@ def server_config() -> dict:
 
     graphs = {name: f"{module}:graph" for name, (module, _) in METHODS.items()}
     graphs["chat"] = "graphs.chat:graph"
-    return {"dependencies": ["."], "graphs": graphs, "env": {}}
+    return {"dependencies": ["."], "graphs": graphs, "http": {"app": PAGE_APP}, "env": {}}
 
 
 def default_state_dir() -> Path:
@@ -60,8 +67,9 @@ def serve_command(args) -> int:
         config_path.write_text(json.dumps(server_config(), indent=2))
     env = {**os.environ, **QUIET_ENV}
     env.setdefault("LANGSMITH_TRACING", "false")
-    print(f"disambig serve: http://{args.host}:{args.port} (graphs: {', '.join(server_config()['graphs'])}); "
-          f"API docs at /docs; Ctrl-C stops", file=sys.stderr, flush=True)
+    print(f"disambig serve: chat page at http://{args.host}:{args.port}/ (graphs: "
+          f"{', '.join(server_config()['graphs'])}); API docs at /docs; threads kept in "
+          f"{config_path.parent / '.langgraph_api'}; Ctrl-C stops", file=sys.stderr, flush=True)
     os.chdir(config_path.parent)
     os.execve(sys.executable, command, env)
     return 0  # not reached: exec replaced this process

@@ -1,0 +1,48 @@
+"""The chat page `disambig serve` shows at `/`: static HTML and plain JS, no build step.
+
+This Starlette app is mounted into the LangGraph server through `http.app` in the server
+config, so the page and the API share one process and one origin: the page's script talks
+to the standard LangGraph API (/threads, /threads/{id}/runs/stream, /threads/search) like any
+other client. The only route of our own is the list of methods the chat graph can answer
+with, read from the registry so new methods (and a new default) appear without a page change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.responses import FileResponse, JSONResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+def chat_methods() -> dict:
+    """The methods the chat graph accepts, each with its summary, and the chat's default one."""
+    from agent.app.methods import METHODS
+    from graphs.chat import ANSWERING_METHODS, ChatContext
+
+    default = next(f.default for f in fields(ChatContext) if f.name == "downstream")
+    return {"default": default,
+            "methods": [{"name": name, "summary": METHODS[name][1]} for name in ANSWERING_METHODS]}
+
+
+METHOD_LIST = chat_methods()  # computed once at start-up: no module imports inside the event loop
+
+
+async def page(request):
+    return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+
+async def methods(request):
+    return JSONResponse(METHOD_LIST)
+
+
+app = Starlette(routes=[
+    Route("/", page, methods=["GET"]),
+    Route("/ui/methods", methods, methods=["GET"]),
+    Mount("/ui/static", StaticFiles(directory=STATIC), name="static"),
+])

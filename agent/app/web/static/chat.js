@@ -1,0 +1,331 @@
+// disambig chat page: plain JS over the standard LangGraph server API (same origin).
+// A turn is a run of the "chat" graph streamed with stream_mode ["updates", "custom"]:
+// custom events carry stages and answer tokens, an update with __interrupt__ carries a
+// clarification request; the thread's state then gives the answer's passages and interpretations.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const STAGES = {
+  read_message: null, ask_clarification: null, deliver_answer: null,
+  classify_ambiguity: "classifying ambiguity", rewrite_query: "rewriting the message from the conversation",
+  run_method: "answering with {method}", retrieve: "retrieving passages", synthesize_answer: "writing the answer",
+};
+const page = { threadId: null, busy: false, methods: null };
+
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function showBanner(text) {
+  $("banner").textContent = text;
+  $("banner").hidden = !text;
+}
+
+function scrollDown() { $("log").scrollTop = $("log").scrollHeight; }
+
+function messageText(content) {
+  if (typeof content === "string") return content;
+  return (content || []).filter((block) => block.type === "text").map((block) => block.text).join(" ");
+}
+
+async function connect(path, options = {}) {
+  let response;
+  try {
+    response = await fetch(path, { headers: { "Content-Type": "application/json" }, ...options });
+  } catch (error) {
+    throw new Error(`cannot reach the disambig server (${error.message})`);
+  }
+  if (!response.ok) throw new Error(await failure(response));
+  return response;
+}
+
+async function api(path, options = {}) {
+  const response = await connect(path, options);
+  return response.status === 204 ? null : response.json();
+}
+
+async function failure(response) {
+  const text = await response.text();
+  try {
+    const body = JSON.parse(text);
+    return `${response.status}: ${body.detail || body.message || text}`;
+  } catch (_) {
+    return `${response.status}: ${text || response.statusText}`;
+  }
+}
+
+async function* serverEvents(response) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer = (buffer + decoder.decode(value, { stream: true })).replace(/\r\n/g, "\n");
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let name = "message", data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) name = line.slice(6).trim();
+        else if (line.startsWith("data:")) data += line.slice(5).trim();
+      }
+      if (data) yield { name, data: JSON.parse(data) };
+    }
+  }
+}
+
+// ---- rendering ----
+
+function addMessage(kind, text) {
+  const bubble = element("div", `msg ${kind}`, text);
+  $("log").append(bubble);
+  scrollDown();
+  return bubble;
+}
+
+function citationButton(passages, number) {
+  const passage = passages[number - 1];
+  const button = element("button", "cite", `[${number}]`);
+  button.type = "button";
+  if (passage) {
+    button.title = `${passage.title}: ${passage.text.slice(0, 300)}`;
+    button.addEventListener("click", () => showPassage(number, passage));
+  }
+  return button;
+}
+
+function showPassage(number, passage) {
+  $("passage-title").textContent = `[${number}] ${passage.title}`;
+  $("passage-text").textContent = passage.text;
+  $("passage").hidden = false;
+}
+
+function withCitations(target, text, passages) {
+  target.textContent = "";
+  const parts = text.split(/(\[\d+\])/);
+  for (const part of parts) {
+    const match = part.match(/^\[(\d+)\]$/);
+    target.append(match && passages[Number(match[1]) - 1] ? citationButton(passages, Number(match[1])) : part);
+  }
+}
+
+function renderAnswer(bubble, values) {
+  const passages = values.passages || [];
+  withCitations(bubble, values.answer || bubble.textContent, passages);
+  const interpretations = values.interpretations || [];
+  if (!interpretations.length) return;
+  const box = element("div", "interps");
+  box.append(element("h3", null, `Interpretations (${interpretations.length})`));
+  const list = element("ol");
+  for (const item of interpretations) {
+    const entry = element("li", "interp");
+    entry.append(element("b", null, item.question), ` ${item.answer} `);
+    for (const id of item.citations || []) {
+      const number = passages.findIndex((passage) => passage.id === id) + 1;
+      if (number) entry.append(citationButton(passages, number), " ");
+    }
+    list.append(entry);
+  }
+  box.append(list);
+  bubble.append(box);
+  scrollDown();
+}
+
+function renderClarification(bubble, request) {
+  bubble.textContent = request.error ? `${request.error}\n${request.prompt}` : request.prompt;
+  bubble.classList.add("clarification");
+  const buttons = element("div", "options");
+  const choices = request.options.map((option) => [option.option, option.question, option.answer]);
+  choices.push([0, "All of them", ""]);
+  for (const [number, question, answer] of choices) {
+    const button = element("button", number ? "option" : "option all");
+    button.type = "button";
+    button.dataset.option = number;
+    button.append(number ? `${number}. ${question}` : question);
+    if (answer) button.append(" ", element("span", "answer", `(${answer})`));
+    button.addEventListener("click", () => choose(number, question, buttons));
+    buttons.append(button);
+  }
+  bubble.append(buttons);
+  scrollDown();
+}
+
+function stageLine(stages, text) {
+  for (const line of stages.children) line.classList.add("done");
+  stages.append(element("div", "stage", text));
+  scrollDown();
+}
+
+function describe(event, turn) {
+  const method = $("method").value;
+  if (event.event === "token") {
+    if (!turn.answer) turn.answer = addMessage("ai", "");
+    turn.answer.textContent += event.text;
+    scrollDown();
+  } else if (event.event === "stage") {
+    const label = event.node in STAGES ? STAGES[event.node] : event.node.replace(/_/g, " ");
+    if (label) stageLine(turn.stages, label.replace("{method}", method));
+  } else if (event.event === "interpretations_found") {
+    stageLine(turn.stages, `interpretations found: ${event.count} (${event.grounded} grounded)` +
+      (event.asking ? ", asking which one you mean" : ""));
+  } else if (event.event === "rewrite") {
+    stageLine(turn.stages, `rewritten: ${event.question}`);
+  } else if (event.event === "chosen") {
+    stageLine(turn.stages, `focusing on: ${event.option.question}`);
+  } else if (event.event === "gate") {
+    stageLine(turn.stages, `gate: ${event.gate} → ${event.path}`);
+  }
+}
+
+// ---- runs ----
+
+async function run(payload) {
+  const turn = { stages: element("div", "stages"), answer: null };
+  $("log").append(turn.stages);
+  page.busy = true;
+  $("send").disabled = true;
+  let request = null, failed = null;
+  try {
+    const response = await connect(`/threads/${page.threadId}/runs/stream`, {
+      method: "POST",
+      body: JSON.stringify({ assistant_id: "chat", context: { downstream: $("method").value },
+                             stream_mode: ["updates", "custom"], ...payload }),
+    });
+    for await (const { name, data } of serverEvents(response)) {
+      if (name === "custom") describe(data, turn);
+      else if (name === "updates" && data.__interrupt__) request = data.__interrupt__[0].value;
+      else if (name === "error") failed = data;
+    }
+    if (failed) throw new Error(`the run failed: ${failed.error || "error"}: ${failed.message || JSON.stringify(failed)}`);
+    if (request) {
+      renderClarification(turn.answer || addMessage("ai", ""), request);
+    } else {
+      const state = await api(`/threads/${page.threadId}/state`);
+      renderAnswer(turn.answer || addMessage("ai", ""), state.values);
+    }
+  } catch (error) {
+    if (turn.answer && !turn.answer.textContent) turn.answer.remove();
+    addMessage("error", error.message.replace(/^TypeError: /, ""));
+  } finally {
+    for (const line of turn.stages.children) line.classList.add("done");
+    page.busy = false;
+    $("send").disabled = false;
+    $("input").focus();
+    refreshThreads();
+  }
+}
+
+async function ask(text) {
+  if (!page.threadId) {
+    const thread = await api("/threads", { method: "POST", body: JSON.stringify({ metadata: { graph_id: "chat" } }) });
+    selectThread(thread.thread_id);
+    refreshThreads();
+  }
+  addMessage("human", text);  // while a clarification waits, the graph takes this as the reply to it
+  for (const button of document.querySelectorAll(".options button")) button.disabled = true;
+  await run({ input: { messages: [{ type: "human", content: text }] } });
+}
+
+async function choose(number, question, buttons) {
+  if (page.busy) return;
+  for (const button of buttons.querySelectorAll("button")) button.disabled = true;
+  buttons.querySelector(`[data-option="${number}"]`).classList.add("chosen");
+  addMessage("human", question);
+  await run({ command: { resume: number } });
+}
+
+// ---- threads ----
+
+function selectThread(threadId) {
+  page.threadId = threadId;
+  history.replaceState(null, "", threadId ? `#thread=${threadId}` : location.pathname);
+  for (const item of $("threads").children) item.classList.toggle("current", item.dataset.thread === threadId);
+}
+
+async function refreshThreads() {
+  try {
+    const threads = await api("/threads/search", { method: "POST", body: JSON.stringify({
+      metadata: { graph_id: "chat" }, limit: 50, sort_by: "updated_at", sort_order: "desc" }) });
+    $("threads").replaceChildren(...threads.map((thread) => {
+      const first = ((thread.values && thread.values.messages) || []).find((m) => m.type === "human");
+      const item = element("li", thread.thread_id === page.threadId ? "current" : "",
+                           first ? messageText(first.content) : "(empty thread)");
+      item.dataset.thread = thread.thread_id;
+      item.title = item.textContent;
+      if (thread.status === "interrupted") item.append(element("span", "status", " · waiting"));
+      if (thread.status === "error") item.append(element("span", "status", " · failed"));
+      item.addEventListener("click", () => openThread(thread.thread_id));
+      return item;
+    }));
+    showBanner("");
+  } catch (error) {
+    showBanner(error.message);
+  }
+}
+
+async function openThread(threadId) {
+  if (page.busy) return;
+  selectThread(threadId);
+  $("log").replaceChildren();
+  $("passage").hidden = true;
+  try {
+    const [thread, state] = await Promise.all([api(`/threads/${threadId}`), api(`/threads/${threadId}/state`)]);
+    const messages = (state.values && state.values.messages) || [];
+    const pending = (state.interrupts || []).concat(...(state.tasks || []).map((task) => task.interrupts || []));
+    messages.forEach((message, index) => {
+      const bubble = addMessage(message.type === "human" ? "human" : "ai", messageText(message.content));
+      const last = index === messages.length - 1;
+      if (last && message.type === "ai" && pending.length) renderClarification(bubble, pending[0].value);
+      else if (last && message.type === "ai") renderAnswer(bubble, state.values);
+    });
+    if (thread.status === "error") addMessage("error", "The last run on this thread failed; ask again.");
+  } catch (error) {
+    addMessage("error", error.message);
+  }
+  $("input").focus();
+}
+
+async function loadMethods() {
+  try {
+    const { methods, default: chosen } = await api("/ui/methods");
+    $("method").replaceChildren(...methods.map(({ name, summary }) => {
+      const option = element("option", null, name);
+      option.value = name;
+      option.title = summary;
+      option.selected = name === chosen;
+      return option;
+    }));
+  } catch (error) {
+    showBanner(error.message);
+  }
+}
+
+$("ask").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const text = $("input").value.trim();
+  if (!text || page.busy) return;
+  $("input").value = "";
+  ask(text).catch((error) => addMessage("error", error.message));
+  $("input").focus();
+});
+$("new-chat").addEventListener("click", () => {
+  if (page.busy) return;
+  selectThread(null);
+  $("log").replaceChildren();
+  $("input").focus();
+});
+$("passage-close").addEventListener("click", () => { $("passage").hidden = true; $("input").focus(); });
+document.addEventListener("keydown", (event) => { if (event.key === "Escape") $("passage").hidden = true; });
+
+(async () => {
+  await loadMethods();
+  await refreshThreads();
+  const match = location.hash.match(/thread=([\w-]+)/);
+  if (match) await openThread(match[1]);
+  $("input").focus();
+})();

@@ -1,0 +1,250 @@
+"""The chat page of `disambig serve`, driven in headless Chromium against the fixed-latency fake model.
+
+Debian's `chromium` (/usr/bin/chromium; `make test` installs it) is driven by Playwright, which
+never downloads a browser here. Each test saves screenshots under its tmp_path (their paths are
+printed) so a person can look at what the page showed.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import httpx
+import pytest
+
+from bench.fake_openai import FakeOpenAI, closed_port_url
+from tests.chat_script import FOCUSED, TWO_MEANINGS, fake_openai_reply
+from tests.test_server import free_port, server_env, start, stop
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+WAIT_MS = 300_000  # a run on the shared 2-core machine (the first one loads the detector and the encoder)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is missing: `apt-get install -y chromium` (make test does it as root)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def fake():
+    """Fixed latency per call, and answers streamed in chunks 50 ms apart like a real server."""
+    with FakeOpenAI(reply=fake_openai_reply, latency=0.2, chunk_delay=0.05) as server:
+        yield server
+
+
+class Server:
+    """`disambig serve` on a free port with its own state dir; restartable on the same dir."""
+
+    def __init__(self, env: dict, state_dir: Path, log_dir: Path):
+        self.env, self.state_dir, self.log_dir = env, state_dir, log_dir
+        self.port, self.process, self.starts = free_port(), None, 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "Server":
+        self.starts += 1
+        command = [sys.executable, "-m", "agent.app.cli", "serve", "--port", str(self.port),
+                   "--state-dir", str(self.state_dir)]
+        self.process = start(command, self.log_dir, self.env, self.port, self.log_dir / f"server-{self.starts}.log")
+        return self
+
+    def stop(self) -> None:
+        stop(self.process)
+
+    def log(self) -> str:
+        return "".join(path.read_text() for path in sorted(self.log_dir.glob("server-*.log")))
+
+
+@pytest.fixture(scope="module")
+def server(fake, demo_index, tmp_path_factory):
+    base = tmp_path_factory.mktemp("page-server")
+    running = Server(server_env(fake, demo_index), base / "state", base).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def page(browser, server, tmp_path):
+    context = browser.new_context(viewport={"width": 1100, "height": 760})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(server.url + "/")
+    page.wait_for_selector("#method option", state="attached")
+    yield page
+    context.close()
+    assert not errors, errors  # no uncaught script error on the page
+
+
+def shot(page, tmp_path: Path, name: str) -> Path:
+    path = tmp_path / f"{name}.png"
+    page.screenshot(path=str(path))
+    print(f"screenshot: {path}")
+    return path
+
+
+def ask(page, text: str) -> None:
+    page.fill("#input", text)
+    page.press("#input", "Enter")  # Enter sends
+    assert page.evaluate("document.activeElement.id") == "input"  # focus stays in the input
+
+
+def record_answer_text(page) -> None:
+    """Keep every text the newest answer bubble shows, to see it grow token by token."""
+    page.evaluate("""() => {
+        window.answerTexts = [];
+        new MutationObserver(() => {
+            const bubbles = document.querySelectorAll('.msg.ai');
+            const last = bubbles[bubbles.length - 1];
+            if (last && !last.classList.contains('clarification')) window.answerTexts.push(last.textContent);
+        }).observe(document.getElementById('log'), {childList: true, subtree: true, characterData: true});
+    }""")
+
+
+def test_page_asks_streams_stages_and_a_clarification_choice_resumes_the_thread(page, server, tmp_path):
+    ask(page, "What is HP?")
+    page.wait_for_selector(".msg.clarification .options button", timeout=WAIT_MS)
+    stages = page.inner_text(".stages")
+    assert "classifying ambiguity" in stages and "retrieving passages" in stages
+    assert "interpretations found: 3 (2 grounded), asking which one you mean" in stages
+    buttons = page.locator(".options button")
+    assert buttons.all_inner_texts() == ["1. What is HP, the company? (Hewlett-Packard)",
+                                         "2. What is hp, the unit? (horsepower)", "All of them"]
+    assert "· waiting" in page.inner_text("#threads li.current")
+    shot(page, tmp_path, "1-clarification")
+
+    record_answer_text(page)
+    buttons.nth(0).click()
+    page.wait_for_function("window.answerTexts.some(text => text.length > 0)", timeout=WAIT_MS)
+    shot(page, tmp_path, "2-answer-streaming")
+    page.wait_for_selector(".msg.ai .interps", timeout=WAIT_MS)
+    answer = json.loads(FOCUSED)["answer"]
+    texts = page.evaluate("window.answerTexts")
+    partial = {text for text in texts if text and answer.startswith(text) and text != answer}
+    assert len(partial) >= 2, texts  # the answer grew through several prefixes before it was complete
+    assert page.inner_text(".msg.ai:not(.clarification)").startswith(answer)
+    assert page.evaluate("document.activeElement.id") == "input"
+
+    thread_id = page.evaluate("location.hash").split("=", 1)[1]
+    state = httpx.get(f"{server.url}/threads/{thread_id}/state", timeout=30).json()
+    cited = state["values"]["passages"][0]
+    citation = page.locator(".msg.ai:not(.clarification) .cite").first
+    assert citation.get_attribute("title").startswith(f"{cited['title']}: ")  # the passage on hover
+    citation.click()  # and in full on click
+    assert page.inner_text("#passage-title") == f"[1] {cited['title']}"
+    assert page.inner_text("#passage-text") == cited["text"]
+    assert page.inner_text(".interps li").startswith("What is HP, the company? Hewlett-Packard")
+    shot(page, tmp_path, "3-answer-with-cited-passage")
+    assert state["next"] == [] and state["values"]["decision"]["choice"] == 1
+    assert "· waiting" not in page.inner_text("#threads li.current")
+
+
+def test_all_of_them_answers_every_interpretation_and_the_method_list_comes_from_the_registry(page, tmp_path):
+    from agent.app.web import chat_methods
+
+    listed = chat_methods()
+    assert page.locator("#method option").all_inner_texts() == [m["name"] for m in listed["methods"]]
+    assert page.input_value("#method") == listed["default"]
+    ask(page, "What is HP?")
+    page.wait_for_selector(".options button.all", timeout=WAIT_MS)
+    page.click(".options button.all")
+    page.wait_for_selector(".msg.ai .interps", timeout=WAIT_MS)
+    assert page.inner_text(".interps h3") == "Interpretations (3)"
+    items = page.locator(".interps li")
+    assert items.count() == 3 and items.nth(2).locator(".cite").count() == 0  # "HP in games" cites nothing
+    assert page.inner_text(".msg.ai:not(.clarification)").startswith(json.loads(TWO_MEANINGS)["answer"][:40])
+    page.set_viewport_size({"width": 380, "height": 700})  # a narrow window: the input stays on screen
+    box = page.locator("#input").bounding_box()
+    assert box and box["y"] + box["height"] <= 700 and box["width"] > 200
+    page.evaluate("scrollDown()")
+    shot(page, tmp_path, "4-all-of-them-narrow")
+
+
+def test_threads_reopen_with_history_and_a_waiting_question_after_a_server_restart(browser, fake, demo_index,
+                                                                                     tmp_path):
+    server = Server(server_env(fake, demo_index), tmp_path / "state", tmp_path).start()
+    try:
+        page = browser.new_page(viewport={"width": 1100, "height": 760})
+        page.goto(server.url + "/")
+        page.wait_for_selector("#method option", state="attached")
+        page.select_option("#method", "rac")
+        ask(page, "What is a jaguar?")  # one meaning: answered directly
+        page.wait_for_selector(".msg.ai .interps", timeout=WAIT_MS)
+        answered = page.evaluate("location.hash").split("=", 1)[1]
+        runs = httpx.get(f"{server.url}/threads/{answered}/runs", timeout=30).json()
+        assert runs[0]["kwargs"]["context"]["downstream"] == "rac"  # the selected method answered
+        page.click("#new-chat")
+        ask(page, "What is HP?")  # left waiting at the clarification
+        page.wait_for_selector(".options button", timeout=WAIT_MS)
+        waiting = page.evaluate("location.hash").split("=", 1)[1]
+
+        server.process.send_signal(signal.SIGINT)  # Ctrl-C: the server flushes its threads to the state dir
+        server.process.wait(timeout=60)
+        ask(page, "Is anyone there?")  # the server is down: said on the page, not swallowed
+        page.wait_for_selector(".msg.error", timeout=WAIT_MS)
+        assert "cannot reach the disambig server" in page.inner_text(".msg.error")
+        shot(page, tmp_path, "5-server-down")
+        assert (tmp_path / "state" / ".langgraph_api").is_dir()
+
+        server.start()
+        page.goto(server.url + "/")  # a fresh page: the list comes from the restarted server
+        page.wait_for_selector(f"#threads li[data-thread='{answered}']")
+        titles = page.locator("#threads li").all_inner_texts()
+        assert "What is a jaguar?" in titles and "What is HP? · waiting" in titles
+        page.click(f"#threads li[data-thread='{answered}']")
+        page.wait_for_selector(".msg.ai .interps")
+        assert page.locator(".msg.human").all_inner_texts() == ["What is a jaguar?"]
+        assert page.inner_text(".msg.ai").startswith("A jaguar is a big cat of the Americas")
+        shot(page, tmp_path, "6-reopened-after-restart")
+
+        page.click(f"#threads li[data-thread='{waiting}']")
+        page.wait_for_selector(".options button")
+        page.locator(".options button").nth(1).click()  # the waiting question still resumes
+        page.wait_for_selector(".msg.ai .interps", timeout=WAIT_MS)
+        assert page.locator(".msg.human").all_inner_texts() == ["What is HP?", "What is hp, the unit?"]
+        shot(page, tmp_path, "7-resumed-after-restart")
+        page.close()
+    finally:
+        server.stop()
+    assert "BlockingError" not in server.log()
+
+
+def test_model_server_down_is_shown_on_the_page(browser, demo_index, tmp_path):
+    down = closed_port_url()
+    env = server_env(SimpleNamespace(base_url=down), demo_index)
+    env["DISAMBIG_MAX_RETRIES"] = "0"
+    server = Server(env, tmp_path / "state", tmp_path).start()
+    try:
+        page = browser.new_page(viewport={"width": 1100, "height": 760})
+        page.goto(server.url + "/")
+        page.wait_for_selector("#method option", state="attached")
+        ask(page, "What is HP?")
+        page.wait_for_selector(".msg.error", timeout=WAIT_MS)
+        error = page.inner_text(".msg.error")
+        assert error.startswith("the run failed: ModelUnavailableError") and f"cannot reach the model server at {down}" in error
+        assert page.locator(".msg.ai").count() == 0
+        shot(page, tmp_path, "8-model-down")
+        page.reload()
+        page.wait_for_selector("#threads li")
+        assert "· failed" in page.inner_text("#threads li")
+        page.click("#threads li")
+        page.wait_for_selector(".msg.error")
+        assert "The last run on this thread failed" in page.inner_text(".msg.error")
+        page.close()
+    finally:
+        server.stop()
