@@ -100,8 +100,8 @@ def read_message(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
         text, said = question, [HumanMessage(question)]
     else:
         raise InputError("send a question, or a human message at the end of messages")
-    if state.get("options"):
-        return {"reply": text, "question": original, "messages": said}
+    if state.get("options"):  # the turn that asked goes on: keep what it decided
+        return {"reply": text, "question": original, "messages": said, "decision": dict(state.get("decision") or {})}
     return {"question": text} if text != question else {}
 
 
