@@ -35,7 +35,7 @@ def test_clarification_round_trip_in_the_terminal(chat):
     assert "· message is ambiguous: nothing earlier to resolve it against" in err
     assert "· retrieving passages" in err and "· interpretations found: 3 (2 grounded), asking" in err
     assert "· focusing on option 1: What is HP, the company? (Hewlett-Packard)" in err
-    assert "usage: 2 LLM calls" in err and "route: classify_ambiguity > run_method" in err
+    assert "usage: 2 LLM calls" in err and "route: read_message > classify_ambiguity > run_method" in err
     assert "thread demo (0 earlier messages)" in err
 
 
@@ -57,7 +57,7 @@ def test_no_clarify_streams_the_full_answer(chat):
 
 def test_bad_method_is_one_line_error(chat):
     code, _, err = chat("/quit", extra=["--method", "nope"])
-    assert code == 1 and err.strip().splitlines()[-1].startswith("disambig: error: unknown method 'nope'")
+    assert code == 1 and err.strip().splitlines()[-1].startswith("disambig: error: setting downstream='nope' is not one of: vanilla")
 
 
 def test_serve_prints_a_config_with_every_graph(capsys):
