@@ -15,6 +15,7 @@ import agent.retrieval.index as index_module
 from agent.errors import InputError
 from agent.retrieval.bm25 import BM25Index
 from agent.retrieval.corpus import Document, ReadReport, chunk_document, read_documents
+from agent.retrieval import storage
 from agent.retrieval.index import IndexStore
 from agent.retrieval.retriever import Retriever
 from agent.retrieval.updates import delete_documents, ingest, stats
@@ -143,7 +144,7 @@ def test_a_write_killed_half_way_is_repaired_by_the_next_command(tmp_path, embed
     new = [doc("a", "a different text for a"), doc("b", "beta text changed")]  # b keeps its passage id
     with monkeypatch.context() as patch, pytest.raises(Killed):
         if where == "after the vectors":  # inside the SQLite transaction: it rolls back
-            patch.setattr(index_module, "_bump", lambda db, now: (_ for _ in ()).throw(Killed()))
+            patch.setattr(storage, "bump", lambda db, now: (_ for _ in ()).throw(Killed()))
         else:  # committed, but the old vectors are still there
             patch.setattr(type(store.collection), "delete", lambda self, ids: (_ for _ in ()).throw(Killed()))
         ingest(store, new, chunking=(40, 5))
