@@ -54,7 +54,7 @@ def corpus_rows(count: int, revision: int = 0) -> list[dict]:
         if revision and i % 5 == 1:
             text += f" Revised: the {topic} figure is now {i * 11}."
         if revision and i % 10 == 3:
-            text += " " + " ".join(f"{topic} grows longer with clause {n} of many." for n in range(60))
+            text += " " + " ".join(f"{topic} grows longer with clause {n} of many." for n in range(25))
         rows.append({"id": f"doc-{i}", "title": f"{topic} {i}", "text": text})
     return rows
 

@@ -15,6 +15,7 @@ import agent.retrieval.index as index_module
 from agent.errors import InputError
 from agent.retrieval.bm25 import BM25Index
 from agent.retrieval.corpus import Document, ReadReport, chunk_document, read_documents
+from agent.retrieval import storage
 from agent.retrieval.index import IndexStore
 from agent.retrieval.retriever import Retriever
 from agent.retrieval.updates import delete_documents, ingest, stats
@@ -143,7 +144,7 @@ def test_a_write_killed_half_way_is_repaired_by_the_next_command(tmp_path, embed
     new = [doc("a", "a different text for a"), doc("b", "beta text changed")]  # b keeps its passage id
     with monkeypatch.context() as patch, pytest.raises(Killed):
         if where == "after the vectors":  # inside the SQLite transaction: it rolls back
-            patch.setattr(index_module, "_bump", lambda db, now: (_ for _ in ()).throw(Killed()))
+            patch.setattr(storage, "bump", lambda db, now: (_ for _ in ()).throw(Killed()))
         else:  # committed, but the old vectors are still there
             patch.setattr(type(store.collection), "delete", lambda self, ids: (_ for _ in ()).throw(Killed()))
         ingest(store, new, chunking=(40, 5))
@@ -188,3 +189,37 @@ def test_any_sequence_of_updates_deletes_and_rechunks_leaves_the_three_stores_eq
             chunking = key
         ingest(store, [doc(k, v) for k, v in model.items()], chunking=chunking)
         assert_holds(store, model, chunking)
+
+
+def run_cli(capsys, *argv):
+    from agent.app.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_update_sync_delete_and_stats(tmp_path, embedder, capsys):
+    docs, index = tmp_path / "docs", str(tmp_path / "index")
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nalpha text")
+    (docs / "b.txt").write_text("beta text")
+    code, out, err = run_cli(capsys, "ingest", str(docs), "--index", index, "--quiet")
+    assert code == 0 and "documents: 2 added, 0 updated, 0 unchanged, 0 skipped" in out
+    (docs / "a.md").write_text("# A\n\nalpha text, revised")
+    (docs / "b.txt").unlink()
+    code, out, err = run_cli(capsys, "ingest", "--sync", str(docs), "--index", index, "--json", "--quiet")
+    summary = json.loads(out)
+    assert (summary["documents_updated"], summary["documents_deleted"], summary["embedded"]) == (1, 1, 1)
+    assert {"added", "already_present", "repaired", "total", "skipped", "ignored_files", "index"} <= set(summary)
+    code, out, err = run_cli(capsys, "delete", "a.md", "nope", "gone", "--index", index)
+    assert code == 1 and err.strip() == ("disambig: error: 2 of 3 document ids are not in the index: "
+                                         "'nope', 'gone'")
+    code, out, err = run_cli(capsys, "stats", "--index", index, "--json")
+    figures = json.loads(out)
+    assert code == 0 and (figures["documents"], figures["chunks"], figures["encoder"]) == (1, 1, "minilm")
+    assert figures["check"]["consistent"] and figures["last_update"] and figures["size_bytes"] > 0
+    code, out, err = run_cli(capsys, "delete", "a.md", "--index", index)
+    assert code == 0 and out.startswith("deleted 1 documents (1 passages)")
+    code, out, err = run_cli(capsys, "stats", "--index", index)
+    assert code == 0 and "documents    0" in out and "SQLite = Chroma = BM25" in out

@@ -32,7 +32,7 @@ def cmd_ingest(args) -> int:
     from agent.retrieval.updates import ingest
 
     sync = list(args.sync or [])
-    paths = list(args.paths) + sync + ([demo_corpus_path()] if args.demo else [])
+    paths = list(dict.fromkeys(list(args.paths) + sync + ([demo_corpus_path()] if args.demo else [])))
     if not paths:
         raise InputError("give at least one file or directory to ingest (or --demo)")
     context = make_context(Context, {"index_dir": args.index, "chroma_url": args.chroma_url})

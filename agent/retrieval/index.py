@@ -21,7 +21,6 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 import sqlite3
 import threading
 import time
@@ -32,40 +31,10 @@ from agent.retrieval.bm25 import BM25Index, tokenize
 from agent.retrieval.corpus import content_id
 from agent.retrieval.embeddings import ChromaEmbeddings, get_embedder
 from agent.errors import IndexMissingError, InputError
+from agent.retrieval import storage
+from agent.retrieval.updates import ingest  # noqa: F401  (kept here for existing callers)
 
 BATCH = 256  # passages embedded and committed together (bigger batches pad less)
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS passages (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    id TEXT UNIQUE NOT NULL, title TEXT NOT NULL, text TEXT NOT NULL,
-    source TEXT NOT NULL, metadata TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS documents (
-    id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, origin TEXT NOT NULL, updated REAL NOT NULL)
-"""
-_CHUNK_SUFFIX = re.compile(r"#\d+$")
-
-
-_CHROMA_LOCK = threading.Lock()  # chromadb's shared client registry is not safe to populate from two threads
-
-
-def _chroma_client(path: Path, url: str):
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    import chromadb
-    from chromadb.config import Settings
-
-    settings = Settings(anonymized_telemetry=False)
-    if url:
-        from urllib.parse import urlparse
-
-        parsed = urlparse(url)
-        return chromadb.HttpClient(
-            host=parsed.hostname or "localhost", port=parsed.port or 8000, ssl=parsed.scheme == "https",
-            settings=settings,
-        )
-    return chromadb.PersistentClient(path=str(path / "chroma"), settings=settings)
-
-
 def passage_text(passage: dict) -> str:
     """What is embedded for a passage."""
     return f"{passage['title']}: {passage['text']}" if passage["title"] else passage["text"]
@@ -81,7 +50,7 @@ class IndexStore:
         self.path.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         with self._db() as db:
-            for statement in filter(str.strip, _SCHEMA.split(";")):
+            for statement in filter(str.strip, storage.SCHEMA.split(";")):
                 db.execute(statement)
             stored = dict(db.execute("SELECT key, value FROM settings").fetchall())
             if stored.get("embedder", embedder_name) != embedder_name:
@@ -89,34 +58,38 @@ class IndexStore:
                     f"index {self.path} was built with embeddings {stored['embedder']!r}, not {embedder_name!r}"
                 )
             db.execute("INSERT OR IGNORE INTO settings VALUES ('embedder', ?)", (embedder_name,))
-            _migrate(db)
+            storage.migrate(db)
         self.embedder_name = embedder_name
         self.chroma_url = chroma_url
         self._collection = None
         self._lock = threading.Lock()
         self._dense_changing = False
 
-    def _db(self) -> "_Transaction":
+    def _db(self) -> storage.Transaction:
         connection = getattr(self._local, "db", None)
         if connection is None:
             connection = sqlite3.connect(self.path / "passages.sqlite", timeout=60, isolation_level=None)
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=FULL")
             self._local.db = connection
-        return _Transaction(connection)
+        return storage.Transaction(connection)
 
     @property
     def collection(self):
-        with self._lock, _CHROMA_LOCK:
+        with self._lock, storage.CHROMA_LOCK:
             if self._collection is None:
                 name = "disambig-" + hashlib.sha1(str(self.path.resolve()).encode()).hexdigest()[:12]
-                client = _chroma_client(self.path, self.chroma_url)
+                client = storage.chroma_client(self.path, self.chroma_url)
                 self._collection = client.get_or_create_collection(
                     name=name if self.chroma_url else "passages",
                     embedding_function=ChromaEmbeddings(self.embedder_name),
                     configuration={"hnsw": {"space": "cosine"}},
                 )
         return self._collection
+
+    @staticmethod
+    def batch_size() -> int:
+        return BATCH
 
     @property
     def bm25_path(self) -> str:
@@ -151,13 +124,13 @@ class IndexStore:
     def get(self, ids: list[str]) -> dict[str, dict]:
         """Passages by id (missing ids are absent from the result)."""
         with self._db() as db:
-            return _rows(db, ids)
+            return storage.rows(db, ids)
 
     def snapshot(self, ids: list[str]) -> tuple[int, dict[str, dict]]:
         """The table's version and the passages by id, read in one transaction."""
         with self._db() as db:
             version = int((db.execute("SELECT value FROM settings WHERE key = 'version'").fetchone() or [0])[0])
-            return version, _rows(db, ids)
+            return version, storage.rows(db, ids)
 
     def all_passages(self) -> Iterable[tuple[str, str, str]]:
         with self._db() as db:
@@ -167,7 +140,7 @@ class IndexStore:
         """{document id: (fingerprint, origin)} for the ids the index holds."""
         found: dict[str, tuple[str, str]] = {}
         with self._db() as db:
-            for chunk in _chunks(ids):
+            for chunk in storage.chunks(ids):
                 marks = ",".join("?" * len(chunk))
                 for doc_id, fingerprint, origin in db.execute(
                         f"SELECT id, fingerprint, origin FROM documents WHERE id IN ({marks})", chunk):
@@ -185,7 +158,7 @@ class IndexStore:
         """{document id: {passage id: (title, text, source, metadata)}} of the documents."""
         found: dict[str, dict[str, tuple]] = {}
         with self._db() as db:
-            for chunk in _chunks(doc_ids):
+            for chunk in storage.chunks(doc_ids):
                 marks = ",".join("?" * len(chunk))
                 for doc_id, passage_id, *row in db.execute(
                         f"SELECT doc_id, id, title, text, source, metadata FROM passages WHERE doc_id IN ({marks})",
@@ -253,23 +226,38 @@ class IndexStore:
         doc_ids = [doc_id for doc_id, *_ in changed]
         old_hashes = {i: content_id(row[0], row[1]) for doc_id in doc_ids for i, row in old.get(doc_id, {}).items()}
         new = [p for *_, passages in changed for p in passages]
-        gone = sorted(set(old_hashes) - {p["id"] for p in new})
+        legacy = self._legacy_copies(new, set(doc_ids))
+        gone = sorted((set(old_hashes) | set(legacy)) - {p["id"] for p in new})
         to_embed = [p for p in new if old_hashes.get(p["id"]) != content_id(p["title"], p["text"])]
         if to_embed or gone:
             self._mark_dense_changing()
         self._embed(to_embed)
         now = time.time()
         with self._db() as db:
-            for chunk in _chunks(doc_ids):
+            for chunk in storage.chunks(doc_ids + legacy):
                 db.execute(f"DELETE FROM passages WHERE doc_id IN ({','.join('?' * len(chunk))})", chunk)
+            for chunk in storage.chunks(legacy):
+                db.execute(f"DELETE FROM documents WHERE id IN ({','.join('?' * len(chunk))})", chunk)
             db.executemany("INSERT OR REPLACE INTO passages (id, title, text, source, metadata, doc_id) "
                            "VALUES (?, ?, ?, ?, ?, ?)", [(p["id"], *_row(p), _doc_id(p)) for p in new])
             db.executemany("INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?)",
                            [(doc_id, fingerprint, origin, now) for doc_id, fingerprint, origin, _ in changed])
-            _bump(db, now)
-        for chunk in _chunks(gone):
+            storage.bump(db, now)
+        for chunk in storage.chunks(gone):
             self.collection.delete(ids=chunk)
         return {"changed": doc_ids, "embedded": len(to_embed), "removed": len(gone)}
+
+    def _legacy_copies(self, passages: list[dict], doc_ids: set[str]) -> list[str]:
+        """Documents an index from before document ids stored under their passage's content
+        hash (text files, id-less records) that these passages now hold: they are replaced."""
+        hashes = sorted({content_id(p["title"], p["text"]) for p in passages} - doc_ids)
+        found: list[str] = []
+        with self._db() as db:
+            for chunk in storage.chunks(hashes):
+                found += [row[0] for row in db.execute(
+                    f"SELECT id FROM documents WHERE fingerprint = '' AND origin = '' AND id IN ({','.join('?' * len(chunk))})",
+                    chunk)]
+        return found
 
     def touch(self, documents: list[tuple[str, str, str]]) -> None:
         """Record a new fingerprint or origin for documents whose passages stay as they are."""
@@ -282,19 +270,19 @@ class IndexStore:
         grouped: dict[str, list[dict]] = {}
         for passage in passages:
             grouped.setdefault(_doc_id(passage), []).append(passage)
-        self.replace([(doc_id, "", "", group) for doc_id, group in grouped.items()])
+        self.replace([(doc_id, "added", "", group) for doc_id, group in grouped.items()])
 
     def delete(self, doc_ids: list[str]) -> int:
         """Remove the documents and all their passages; returns how many passages went."""
         old = sorted(i for rows in self.chunk_rows(doc_ids).values() for i in rows)
         self._mark_dense_changing()
         with self._db() as db:
-            for chunk in _chunks(doc_ids):
+            for chunk in storage.chunks(doc_ids):
                 marks = ",".join("?" * len(chunk))
                 db.execute(f"DELETE FROM passages WHERE doc_id IN ({marks})", chunk)
                 db.execute(f"DELETE FROM documents WHERE id IN ({marks})", chunk)
-            _bump(db, time.time())
-        for chunk in _chunks(old):
+            storage.bump(db, time.time())
+        for chunk in storage.chunks(old):
             self.collection.delete(ids=chunk)
         return len(old)
 
@@ -318,11 +306,11 @@ class IndexStore:
         vectors = self.vector_hashes()
         passages = {row[0]: content_id(row[1], row[2]) for row in self.all_passages()}
         orphans = sorted(set(vectors) - set(passages))
-        for chunk in _chunks(orphans):
+        for chunk in storage.chunks(orphans):
             self.collection.delete(ids=chunk)
         stale = sorted(i for i, h in passages.items() if i not in vectors or vectors[i] not in (None, h))
         with self._db() as db:
-            owners = {i: d for chunk in _chunks(stale) for i, d in db.execute(
+            owners = {i: d for chunk in storage.chunks(stale) for i, d in db.execute(
                 f"SELECT id, doc_id FROM passages WHERE id IN ({','.join('?' * len(chunk))})", chunk)}
         stored = self.get(stale)
         self._embed([{**stored[i], "document": owners.get(i)} for i in stale if i in stored])
@@ -363,59 +351,3 @@ def _row(passage: dict) -> tuple:
 
 def _doc_id(passage: dict) -> str:
     return passage.get("document") or passage["id"]
-
-
-def _chunks(items: list, size: int = 500) -> Iterator[list]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
-def _rows(db: sqlite3.Connection, ids: list[str]) -> dict[str, dict]:
-    result: dict[str, dict] = {}
-    for chunk in _chunks(ids):
-        marks = ",".join("?" * len(chunk))
-        for passage_id, title, text, source in db.execute(
-                f"SELECT id, title, text, source FROM passages WHERE id IN ({marks})", chunk):
-            result[passage_id] = {"id": passage_id, "title": title, "text": text, "source": source}
-    return result
-
-
-def _bump(db: sqlite3.Connection, now: float) -> None:
-    db.execute("INSERT OR REPLACE INTO settings VALUES ('version', "
-               "COALESCE((SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'version'), 0) + 1)")
-    db.execute("INSERT OR REPLACE INTO settings VALUES ('updated', ?)", (str(now),))
-
-
-def _migrate(db: sqlite3.Connection) -> None:
-    """Indexes from before documents existed: each passage joins the document its id names
-    (`id#n` -> `id`), and the next write re-checks every vector once."""
-    columns = {row[1] for row in db.execute("PRAGMA table_info(passages)")}
-    if "doc_id" in columns:
-        return
-    db.execute("ALTER TABLE passages ADD COLUMN doc_id TEXT")
-    rows = db.execute("SELECT id FROM passages").fetchall()
-    db.executemany("UPDATE passages SET doc_id = ? WHERE id = ?", [(_CHUNK_SUFFIX.sub("", i), i) for i, in rows])
-    db.execute("INSERT OR IGNORE INTO documents SELECT DISTINCT doc_id, '', '', 0 FROM passages")
-    db.execute("INSERT OR REPLACE INTO settings VALUES ('dense_version', '-1')")
-    db.execute("CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id)")
-
-
-class _Transaction:
-    """`with store._db() as db:` runs the block in one SQLite transaction."""
-
-    def __init__(self, connection: sqlite3.Connection):
-        self.connection = connection
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.connection.execute("BEGIN")
-        return self.connection
-
-    def __exit__(self, kind, value, traceback) -> None:
-        self.connection.execute("ROLLBACK" if kind else "COMMIT")
-
-
-def ingest(store: IndexStore, items, progress=None, **options) -> dict[str, int]:
-    """See `agent.retrieval.updates.ingest` (kept here for existing callers)."""
-    from agent.retrieval.updates import ingest as run
-
-    return run(store, items, progress, **options)

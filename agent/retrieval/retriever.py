@@ -45,6 +45,7 @@ class Retriever:
         self.store = store
         self._bm25: BM25Index | None = None
         self._bm25_file: tuple[int, int] | None = None
+        self._checked: tuple | None = None
         self._lock = threading.Lock()
 
     def _maintain(self) -> tuple[bool, int]:
@@ -54,7 +55,9 @@ class Retriever:
         settings = self.store.settings()
         version = int(settings.get("version", 0))
         dense_current = int(settings.get("dense_version", -1)) == version
-        if dense_current and self.store.sparse_is_current():
+        checked = (_file_identity(self.store.bm25_path), version)
+        if dense_current and (checked == self._checked or self.store.sparse_is_current()):
+            self._checked = checked  # the saved BM25 file was current at this version: no need to reopen it
             return True, version
         with self.store.writing(wait=False) as free:
             if free:
@@ -67,11 +70,7 @@ class Retriever:
         one is behind `version`, one built in memory (small indexes; large ones filter hits)."""
         with self._lock:
             path = self.store.bm25_path
-            try:
-                stat = os.stat(path)
-                file = (stat.st_mtime_ns, stat.st_ino)
-            except FileNotFoundError:
-                file = None
+            file = _file_identity(path)
             if file is not None and file != self._bm25_file:
                 self._bm25, self._bm25_file = BM25Index.load(path), file
             behind = self._bm25 is not None and version is not None and (self._bm25.version or 0) < version
@@ -139,6 +138,15 @@ class Retriever:
 
     def search(self, query: str, mode: Mode = "hybrid", k: int = 5) -> list[dict]:
         return self.search_batch([query], mode, k)[0]
+
+
+def _file_identity(path: str) -> tuple[int, int] | None:
+    """Changes whenever the file is replaced (a new inode) or rewritten."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return stat.st_mtime_ns, stat.st_ino
 
 
 def _check_query(query: object) -> str:

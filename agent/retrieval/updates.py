@@ -4,6 +4,9 @@ sync (delete what a root no longer has) and stats (sizes and a consistency check
 A document is compared with the index by its fingerprint (text, title, metadata and chunk
 settings): an unchanged one costs a lookup, a changed one is re-chunked and replaces all its
 old passages at once, re-embedding only the passages whose text is new.
+
+`store` is an `agent.retrieval.index.IndexStore` (not imported: the index module re-exports
+`ingest` for its older callers).
 """
 
 from __future__ import annotations
@@ -15,10 +18,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from agent.errors import InputError
-from agent.retrieval import index as index_module
 from agent.retrieval.bm25 import BM25Index
 from agent.retrieval.corpus import Document, chunk_document, chunk_text, content_id
-from agent.retrieval.index import IndexStore
 
 LOOKUP = 256  # documents compared with the index at once
 
@@ -59,7 +60,7 @@ def _pending(items: Iterable, chunking: tuple[int, int]) -> Iterator[_Pending]:
 
 
 def ingest(
-    store: IndexStore, items: Iterable, progress: Callable[[int], None] | None = None,
+    store, items: Iterable, progress: Callable[[int], None] | None = None,
     chunking: tuple[int, int] = (200, 40), sync: list[str] | None = None, keep: set[str] | None = None,
 ) -> dict[str, int]:
     """Bring the index in line with the documents (or passages) given.
@@ -95,11 +96,11 @@ def ingest(
     return counts
 
 
-def _kept(store: IndexStore, files: set[str]) -> set[str]:
+def _kept(store, files: set[str]) -> set[str]:
     return {doc_id for path in files for doc_id in store.documents_under(path)}
 
 
-def _apply(store: IndexStore, block: list[_Pending], counts: dict, progress) -> None:
+def _apply(store, block: list[_Pending], counts: dict, progress) -> None:
     """Compare a block of documents with the index and write the changed ones in batches."""
     known = store.documents([p.id for p in block])
     moved, batch, batch_size = [], [], 0
@@ -126,7 +127,7 @@ def _apply(store: IndexStore, block: list[_Pending], counts: dict, progress) -> 
         passages = pending.cut()
         batch.append((pending.id, pending.fingerprint, pending.origin, passages))
         batch_size += len(passages)
-        if batch_size >= index_module.BATCH:
+        if batch_size >= store.batch_size():
             flush()
     flush()
     if moved:
@@ -137,12 +138,12 @@ def _apply(store: IndexStore, block: list[_Pending], counts: dict, progress) -> 
         progress(total)
 
 
-def _documents_total(store: IndexStore) -> int:
+def _documents_total(store) -> int:
     with store._db() as db:
         return db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
 
 
-def delete_documents(store: IndexStore, doc_ids: list[str], missing_ok: bool = False) -> dict[str, int]:
+def delete_documents(store, doc_ids: list[str], missing_ok: bool = False) -> dict[str, int]:
     """Remove documents by id; unknown ids are an error (nothing deleted) unless `missing_ok`."""
     wanted = list(dict.fromkeys(doc_ids))
     with store.writing():
@@ -158,7 +159,7 @@ def delete_documents(store: IndexStore, doc_ids: list[str], missing_ok: bool = F
             "total": store.count(), "documents_total": _documents_total(store), "version": store.version()}
 
 
-def stats(store: IndexStore) -> dict:
+def stats(store) -> dict:
     """Sizes, encoder, last update and whether SQLite, Chroma and BM25 hold the same passages."""
     settings = store.settings()
     passages = {row[0]: content_id(row[1], row[2]) for row in store.all_passages()}
