@@ -59,3 +59,20 @@ def shared_data(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"evaluation data not present: {path}")
     return path
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A real PostgreSQL server (tests/pg.py) for the whole session; tests create their own databases."""
+    from tests.pg import PostgresServer
+
+    with PostgresServer() as server:
+        yield server
+
+
+@pytest.fixture
+def database_url(postgres, request) -> str:
+    """A fresh, empty database on the session's PostgreSQL server."""
+    import re
+
+    return postgres.create_database(re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())[:60])

@@ -183,6 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat = with_index(commands.add_parser("chat", help="terminal chat: streamed answers, clarification, saved threads"))
     chat.add_argument("--thread", help="thread id to continue (default: a new one, printed at start)")
     chat.add_argument("--db", help="SQLite file for threads (default: chat.sqlite in the per-user data dir)")
+    chat.add_argument("--database-url", help="PostgreSQL URL for threads instead of SQLite (default $DISAMBIG_DATABASE_URL)")
     chat.add_argument("--method", help="method that answers each message (default vanilla; see `disambig methods`)")
     chat.add_argument("--model", help="local, local-small, gguf:PATH or openai:NAME (default $DISAMBIG_MODEL or local)")
     chat.add_argument("--mode", choices=["dense", "sparse", "hybrid"], help="retriever (default hybrid)")
