@@ -199,6 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--state-dir", help="where the generated config and server files go (default: per-user data dir)")
     serve.add_argument("--studio", action="store_true", help="also open LangGraph Studio in a browser")
     serve.add_argument("--print-config", action="store_true", help="print the generated config and command, then exit")
+    serve.add_argument("--backend", choices=["dev", "postgres"],
+                       help="dev: langgraph dev, in memory, no auth (default); postgres: Aegra on PostgreSQL with "
+                            "API keys (default $DISAMBIG_SERVE_BACKEND)")
+    serve.add_argument("--database-url", help="PostgreSQL URL for --backend postgres (default $DISAMBIG_DATABASE_URL)")
     serve.set_defaults(run=cmd_serve)
 
     from agent.evaluation.command import add_eval_parser
