@@ -59,7 +59,7 @@ def test_sqlite_stays_the_default(chat, tmp_path, monkeypatch):
 
 
 def test_unreachable_database_is_one_line_error_without_the_password(chat, capsys):
-    from tests.pg import free_port
+    from bench.postgres import free_port
 
     url = f"postgresql://bob:s3cret-pw@127.0.0.1:{free_port()}/nowhere"
     code, _, err = chat("/quit", extra=["--database-url", url])

@@ -4,8 +4,9 @@ We write no server, queue or database: Aegra (`aegra-api`, the `server` extra) s
 HTTP API as the LangGraph server (assistants, threads, streaming runs, interrupts; langgraph-sdk
 works against it) and keeps threads, runs, checkpoints and interrupts in PostgreSQL, so several
 replicas on one database serve the same threads. This module generates its config (every graph by
-file path, our API-key handler `agent.app.server_auth:auth`), applies its database migrations once
-under a PostgreSQL advisory lock (replicas starting together must not race), then replaces itself
+file path, our API-key handler `agent.app.server_auth:auth`, the thread-owner check
+`agent.app.server_guard:app` on Aegra's `http.app` hook), applies its database migrations and default
+assistants once under a PostgreSQL advisory lock (replicas starting together must not race), then replaces itself
 with uvicorn running Aegra. See README "Deployment" for why Aegra and not the LangGraph server.
 """
 
@@ -15,12 +16,14 @@ import importlib.util
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from agent.app.conversation import database_url
 from agent.errors import DisambigError, InputError
 
 AUTH_PATH = "agent.app.server_auth:auth"
+GUARD_APP = "agent.app.server_guard:app"  # runs only on one's own threads (a gap in Aegra 0.6)
 MIGRATION_LOCK = 0x64697361  # pg_advisory_lock key shared by every replica ("disa")
 # Aegra's own settings (read from the environment); ours only where Aegra's defaults are too small
 # for a replica serving tens of concurrent threads. An explicit value in the environment wins.
@@ -41,7 +44,7 @@ def graph_files() -> dict[str, str]:
 
 
 def aegra_config() -> dict:
-    return {"graphs": graph_files(), "auth": {"path": AUTH_PATH}}
+    return {"graphs": graph_files(), "auth": {"path": AUTH_PATH}, "http": {"app": GUARD_APP}}
 
 
 def server_environment(url: str, config_path: Path, environ=os.environ) -> dict:
@@ -60,17 +63,34 @@ def check_auth(environ) -> None:
         raise InputError(f"the production server needs API keys: {error}") from None
 
 
-def migrate(env: dict) -> None:
-    """Aegra's Alembic migrations, once: replicas wait on one advisory lock, the later ones find nothing to do."""
+def prepare_database(env: dict) -> None:
+    """Aegra's migrations and its default assistant per graph, once: Aegra does both at start-up without a
+    lock, so replicas starting together collide (duplicate assistant rows). Here they wait on one advisory
+    lock; each later replica finds everything in place."""
+    import asyncio
+
     import psycopg
 
     os.environ.update({k: env[k] for k in ("DATABASE_URL", "AEGRA_CONFIG")})
+    from aegra_api.core.database import db_manager
     from aegra_api.core.migrations import run_migrations
+    from aegra_api.services.langgraph_service import get_langgraph_service
+
+    async def create_assistants():
+        await db_manager.initialize()
+        try:
+            await get_langgraph_service().initialize()  # registers graphs lazily and inserts missing assistants
+        finally:
+            await db_manager.close()
 
     try:
         with psycopg.connect(env["DATABASE_URL"], autocommit=True) as connection:
-            connection.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+            # poll, not a blocking pg_advisory_lock: a waiting statement holds a snapshot, and the
+            # checkpointer's CREATE INDEX CONCURRENTLY in the lock holder would wait for it forever
+            while not connection.execute("SELECT pg_try_advisory_lock(%s)", (MIGRATION_LOCK,)).fetchone()[0]:
+                time.sleep(0.5)
             run_migrations()
+            asyncio.run(create_assistants())
     except psycopg.OperationalError as error:
         host = env["DATABASE_URL"].split("@")[-1]
         raise DisambigError(f"cannot connect to PostgreSQL at {host}: {str(error).strip().splitlines()[0]}") from None
@@ -100,7 +120,7 @@ def serve_production(args, state_dir: Path) -> int:
     state_dir.mkdir(parents=True, exist_ok=True)
     config_path.write_text(json.dumps(aegra_config(), indent=2))
     env = server_environment(url, config_path)
-    migrate(env)
+    prepare_database(env)
     print(f"disambig serve (production, Aegra on PostgreSQL {url.split('@')[-1]}): http://{args.host}:{args.port} "
           f"(graphs: {', '.join(aegra_config()['graphs'])}); API-key authentication on every request; "
           f"Ctrl-C stops", file=sys.stderr, flush=True)

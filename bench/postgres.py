@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL server for tests and benches: Debian's `postgresql` binaries, a temp dir, a free port.
+"""A throwaway PostgreSQL server for tests (the `postgres` fixture in tests/conftest.py) and benches: Debian's `postgresql` binaries, a temp dir, a free port.
 
     with PostgresServer() as pg:
         pg.url  # postgresql://postgres@127.0.0.1:PORT/postgres
@@ -18,7 +18,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 
 
 def postgres_bin_dir() -> str | None:
@@ -96,13 +95,3 @@ class PostgresServer:
     def __exit__(self, *exc) -> None:
         self.stop()
 
-
-def wait_for_port(port: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return True
-        except OSError:
-            time.sleep(0.3)
-    return False
