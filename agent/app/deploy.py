@@ -27,11 +27,11 @@ GUARD_APP = "agent.app.server_guard:app"  # runs only on one's own threads (a ga
 MIGRATION_LOCK = 0x64697361  # pg_advisory_lock key shared by every replica ("disa")
 # Aegra's own settings (read from the environment); ours only where Aegra's defaults are too small
 # for a replica serving tens of concurrent threads. An explicit value in the environment wins.
-AEGRA_DEFAULTS = {"AUTH_TYPE": "custom", "ENV_MODE": "PRODUCTION", "LOG_LEVEL": "WARNING",
+AEGRA_DEFAULTS = {"ENV_MODE": "PRODUCTION", "LOG_LEVEL": "WARNING",
                   "SQLALCHEMY_POOL_SIZE": "10", "SQLALCHEMY_MAX_OVERFLOW": "10",
                   "LANGGRAPH_MIN_POOL_SIZE": "2", "LANGGRAPH_MAX_POOL_SIZE": "20"}
 QUIET_ENV = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1", "ANONYMIZED_TELEMETRY": "False",
-             "OTEL_SDK_DISABLED": "true"}
+             "OTEL_SDK_DISABLED": "true", "AUTH_TYPE": "custom"}
 
 
 def graph_files() -> dict[str, str]:
