@@ -16,6 +16,7 @@ whether the user will be asked (then they are dropped, and the focused answer st
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from functools import cache
 from typing import Annotated, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage
@@ -103,6 +104,17 @@ def read_message(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     return {}
 
 
+@cache
+def unsaved_graph(method: str):
+    """The method's graph without a checkpointer of its own (it runs whole inside `run_method`).
+
+    Left to inherit the thread's checkpointer, a method would checkpoint through it from this
+    synchronous node; on a server with an async saver (Aegra's AsyncPostgresSaver) each such call
+    blocks an executor thread while the saver itself needs one, and about six concurrent chats
+    deadlock a replica."""
+    return load_method(method).builder.compile(checkpointer=False, name=method)
+
+
 @tracked
 def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     """Answer the query with the configured method, relaying its events; offer options when asking."""
@@ -113,7 +125,7 @@ def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     messages = list(state.get("messages") or [])
     held: list[dict] = []
     result: dict = {}
-    for mode, chunk in module.graph.stream(
+    for mode, chunk in unsaved_graph(context.downstream).stream(
         {"question": state["query"], "messages": messages},
         context=method_context(module.builder.context_schema, context),
         stream_mode=["custom", "values"],
