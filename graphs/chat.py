@@ -16,7 +16,6 @@ whether the user will be asked (then they are dropped, and the focused answer st
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from functools import cache
 from typing import Annotated, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage
@@ -36,7 +35,7 @@ from agent.steps.clarify import (
 )
 from agent.context import Context, make_context
 from agent.errors import InputError
-from agent.app.methods import METHODS, load_method
+from agent.app.methods import METHODS, load_method, unsaved_graph
 from agent.steps.nodes import synthesize_answer
 from agent.state import OutputState
 from agent.usage import emit, tracked
@@ -102,17 +101,6 @@ def read_message(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     if not question:
         raise InputError("send a question, or a human message at the end of messages")
     return {}
-
-
-@cache
-def unsaved_graph(method: str):
-    """The method's graph without a checkpointer of its own (it runs whole inside `run_method`).
-
-    Left to inherit the thread's checkpointer, a method would checkpoint through it from this
-    synchronous node; on a server with an async saver (Aegra's AsyncPostgresSaver) each such call
-    blocks an executor thread while the saver itself needs one, and about six concurrent chats
-    deadlock a replica."""
-    return load_method(method).builder.compile(checkpointer=False, name=method)
 
 
 @tracked

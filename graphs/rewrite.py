@@ -26,7 +26,7 @@ from agent.context import Context, make_context
 from agent.detector.classifier import AMBIGUOUS, load_detector
 from agent.errors import InputError, validate_question
 from agent.llm.calls import generate_structured
-from agent.app.methods import load_method
+from agent.app.methods import load_method, unsaved_graph
 from agent.state import InputState, OutputState, RAGState
 from agent.usage import emit, tracked
 
@@ -163,7 +163,7 @@ def run_downstream(state: RewriteState, runtime: Runtime[RewriteContext]) -> dic
     module = load_method(name)
     messages = list(state.get("messages") or [])
     result: dict = {}
-    for mode, chunk in module.graph.stream(
+    for mode, chunk in unsaved_graph(name).stream(
         {"question": state["query"], "messages": messages},
         context=downstream_context(module.builder.context_schema, runtime.context),
         stream_mode=["custom", "values"],

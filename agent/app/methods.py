@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from functools import cache
 from types import ModuleType
 
 from agent.errors import InputError
@@ -24,3 +25,13 @@ def load_method(name: str) -> ModuleType:
     if name not in METHODS:
         raise InputError(f"unknown method {name!r}; available: {', '.join(METHODS)}")
     return importlib.import_module(METHODS[name][0])
+
+
+@cache
+def unsaved_graph(name: str):
+    """A method's graph for running whole inside another graph's synchronous node (chat, rewrite):
+    without a checkpointer of its own, not even the thread's. Inheriting it, the inner graph would
+    checkpoint through the thread's saver from that node; on a server with an async saver (Aegra's
+    AsyncPostgresSaver) each such call blocks an executor thread while the saver itself needs one,
+    and about six concurrent chats deadlocked a replica."""
+    return load_method(name).builder.compile(checkpointer=False, name=name)
