@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test install install-local bench clean-index
+.PHONY: demo test postgres-bin install install-local bench clean-index
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -33,7 +33,12 @@ chromium:
 	@[ -x /usr/bin/chromium ] || { [ "$$(id -u)" = 0 ] && apt-get update && apt-get install -y chromium; } \
 		|| { echo "make test needs /usr/bin/chromium: run 'apt-get install -y chromium' as root"; exit 1; }
 
-test: install chromium
+# the server tests start a real PostgreSQL (Debian's binaries); install them once on a fresh machine
+postgres-bin:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \
+		{ apt-get update && apt-get install -y postgresql; }
+
+test: install chromium postgres-bin
 	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc
 
 bench: install

@@ -59,3 +59,50 @@ def shared_data(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"evaluation data not present: {path}")
     return path
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A real PostgreSQL server (bench/postgres.py) for the whole session; tests create their own databases."""
+    from bench.postgres import PostgresServer
+
+    with PostgresServer() as server:
+        yield server
+
+
+@pytest.fixture
+def database_url(postgres, request) -> str:
+    """A fresh, empty database on the session's PostgreSQL server."""
+    import re
+
+    return postgres.create_database(re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())[:60])
+
+
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory):
+    """A real Chroma server (`chroma run`, shipped with chromadb) on a free loopback port; yields its URL."""
+    import shutil
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from bench.postgres import free_port
+
+    chroma = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
+    port = free_port()
+    process = subprocess.Popen([chroma, "run", "--path", str(tmp_path_factory.mktemp("chroma-server")), "--host",
+                                "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        process.kill()
+        pytest.fail("chroma server did not start")
+    yield f"http://127.0.0.1:{port}"
+    process.terminate()
+    process.wait(timeout=30)

@@ -1,46 +1,10 @@
 """The non-default routes: a Chroma server, OpenAI-compatible chat and embeddings."""
 
 import json
-import socket
-import subprocess
-import time
-
-import pytest
 
 from agent.app.cli import main
 from bench.fake_openai import FakeOpenAI
 from tests.test_vanilla import SYNTHESIS
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture
-def chroma_server(tmp_path):
-    import shutil
-    import sys
-    from pathlib import Path
-
-    chroma = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
-    port = free_port()
-    process = subprocess.Popen([chroma, "run", "--path", str(tmp_path / "chroma-server"), "--host", "127.0.0.1",
-                                "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        process.kill()
-        pytest.fail("chroma server did not start")
-    yield f"http://127.0.0.1:{port}"
-    process.terminate()
-    process.wait(timeout=30)
 
 
 def test_ingest_and_search_through_a_chroma_server(tmp_path, capsys, chroma_server):

@@ -171,5 +171,6 @@ def test_disambig_serve_streams_a_chat_thread_through_a_clarification(fake, demo
         assert state["values"]["answer"] == tokens and state["next"] == []
         assert [m["type"] for m in state["values"]["messages"]] == ["human", "ai", "human", "ai"]
         assert (tmp_path / "srv" / "langgraph.json").exists()
+        assert "NO AUTHENTICATION" in (tmp_path / "server.log").read_text()  # said at start-up
     finally:
         stop(process)

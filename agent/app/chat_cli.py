@@ -143,16 +143,24 @@ def chat_settings(args) -> dict:
     return settings
 
 
+def thread_store(db: str | None, url: str | None) -> str:
+    """Where the threads live, for the banner: the SQLite file, or the database host (no credentials)."""
+    from agent.app.conversation import default_db_path
+
+    return f"postgresql://{url.split('@')[-1].split('://')[-1]}" if url else str(db or default_db_path())
+
+
 def chat_command(args, read: Callable[[str], str] = input) -> int:
-    from agent.app.conversation import ChatSession, default_db_path, open_checkpointer
+    from agent.app.conversation import ChatSession, database_url, open_checkpointer
 
     thread = args.thread or uuid.uuid4().hex[:8]
-    with open_checkpointer(args.db) as saver:
+    url = database_url(getattr(args, "database_url", None))
+    with open_checkpointer(args.db, url) as saver:
         session = ChatSession(saver, thread, chat_settings(args))
         terminal = Terminal(read, method=session.context.downstream)
         earlier = len(session.messages())
         print(f"disambig chat · thread {thread} ({earlier} earlier messages) · method {session.context.downstream} · "
-              f"clarify {'on' if session.context.clarify else 'off'} · {args.db or default_db_path()}\n"
+              f"clarify {'on' if session.context.clarify else 'off'} · {thread_store(args.db, url)}\n"
               f"Type a question; /quit to leave. Continue later with --thread {thread}.", file=terminal.err)
         try:
             if session.pending():

@@ -235,6 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat = with_index(commands.add_parser("chat", help="terminal chat: streamed answers, clarification, saved threads"))
     chat.add_argument("--thread", help="thread id to continue (default: a new one, printed at start)")
     chat.add_argument("--db", help="SQLite file for threads (default: chat.sqlite in the per-user data dir)")
+    chat.add_argument("--database-url", help="PostgreSQL URL for threads instead of SQLite (default $DISAMBIG_DATABASE_URL)")
     chat.add_argument("--method", help="method that answers each message (default vanilla; see `disambig methods`)")
     chat.add_argument("--model", help="local, local-small, gguf:PATH or openai:NAME (default $DISAMBIG_MODEL or local)")
     chat.add_argument("--mode", choices=["dense", "sparse", "hybrid"], help="retriever (default hybrid)")
@@ -250,6 +251,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--state-dir", help="where the generated config and server files go (default: per-user data dir)")
     serve.add_argument("--studio", action="store_true", help="also open LangGraph Studio in a browser")
     serve.add_argument("--print-config", action="store_true", help="print the generated config and command, then exit")
+    serve.add_argument("--backend", choices=["dev", "postgres"],
+                       help="dev: langgraph dev, in memory, no auth (default); postgres: Aegra on PostgreSQL with "
+                            "API keys (default $DISAMBIG_SERVE_BACKEND)")
+    serve.add_argument("--database-url", help="PostgreSQL URL for --backend postgres (default $DISAMBIG_DATABASE_URL)")
     serve.set_defaults(run=cmd_serve)
 
     from agent.evaluation.command import add_eval_parser

@@ -7,12 +7,15 @@
         for event in session.choose(1):
             ...
 
-The thread lives in the checkpointer (SQLite for `disambig chat`), so a session opened
-later on the same thread id sees the history and any question still waiting for a reply.
+The thread lives in the checkpointer (SQLite for `disambig chat` by default, PostgreSQL when a
+database URL is given or DISAMBIG_DATABASE_URL is set), so a session opened later on the same
+thread id, on this machine or another one sharing the database, sees the history and any question
+still waiting for a reply.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,7 +25,7 @@ from langgraph.types import Command
 
 from agent.app.api import RECURSION_LIMIT, to_result
 from agent.context import APP_NAME, make_context
-from agent.errors import InputError, validate_question
+from agent.errors import DisambigError, InputError, validate_question
 from agent.llm.models import check_model_setting
 
 
@@ -33,9 +36,22 @@ def default_db_path() -> Path:
     return Path(user_data_dir(APP_NAME)) / "chat.sqlite"
 
 
+DATABASE_URL_ENV = "DISAMBIG_DATABASE_URL"
+
+
+def database_url(explicit: str | None = None) -> str | None:
+    """The PostgreSQL URL for threads: the flag, else $DISAMBIG_DATABASE_URL, else None (SQLite)."""
+    return explicit or os.environ.get(DATABASE_URL_ENV) or None
+
+
 @contextmanager
-def open_checkpointer(path: str | Path | None = None):
-    """A SqliteSaver on `path` (created with its parent directory), closed on exit."""
+def open_checkpointer(path: str | Path | None = None, database_url: str | None = None):
+    """A PostgresSaver on `database_url` when one is given, else a SqliteSaver on `path` (created
+    with its parent directory); closed on exit."""
+    if database_url:
+        with _postgres_checkpointer(database_url) as saver:
+            yield saver
+        return
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     path = Path(path) if path else default_db_path()
@@ -43,6 +59,33 @@ def open_checkpointer(path: str | Path | None = None):
     connection = sqlite3.connect(str(path), check_same_thread=False)
     try:
         saver = SqliteSaver(connection)
+        saver.setup()
+        yield saver
+    finally:
+        connection.close()
+
+
+@contextmanager
+def _postgres_checkpointer(url: str):
+    """A PostgresSaver on one connection; `.setup()` creates or migrates its tables (idempotent).
+
+    The saver commits each write itself, so the connection is autocommit, and it reads rows as
+    dicts (dict_row), as langgraph-checkpoint-postgres requires of connections made by hand."""
+    try:
+        import psycopg
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
+    except ImportError as error:
+        raise DisambigError("a PostgreSQL database needs: pip install 'disambig[postgres]'") from error
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise InputError("the database URL must start with postgresql:// (e.g. postgresql://user:pass@host:5432/db)")
+    try:
+        connection = psycopg.connect(url, autocommit=True, row_factory=dict_row, prepare_threshold=0)
+    except psycopg.OperationalError as error:
+        host = url.split("@")[-1]  # never echo the password
+        raise DisambigError(f"cannot connect to PostgreSQL at {host}: {str(error).strip().splitlines()[0]}") from error
+    try:
+        saver = PostgresSaver(connection)
         saver.setup()
         yield saver
     finally:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import AIMessage, AnyMessage
 
-from agent.app.methods import decision_contract, load_method
+from agent.app.methods import decision_contract, unsaved_graph
 from agent.app.settings import method_context
 from agent.context import Context
 from agent.usage import emit
@@ -36,9 +36,8 @@ class MethodRun:
 def run_method(name: str, question: str, messages: list[AnyMessage], settings: Context,
                hold_tokens: bool = False) -> MethodRun:
     """Run method `name` on `question` (with the conversation so far), relaying its events."""
-    module = load_method(name)
     run = MethodRun(method=name, result={})
-    for mode, chunk in module.graph.stream(
+    for mode, chunk in unsaved_graph(name).stream(
         {"question": question, "messages": list(messages)},
         context=method_context(name, settings),
         stream_mode=["custom", "values"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from functools import cache
 from types import ModuleType
 
 from agent.errors import InputError
@@ -36,3 +37,13 @@ def decision_contract(decision: dict | None, method: str) -> dict:
     nested = {name: detail.pop(name) for name in list(detail) if name in METHODS and isinstance(detail[name], dict)}
     nested[method] = {**nested.get(method, {}), **detail}
     return {**common, **nested}
+
+
+@cache
+def unsaved_graph(name: str):
+    """A method's graph for running whole inside another graph's synchronous node (chat, rewrite):
+    without a checkpointer of its own, not even the thread's. Inheriting it, the inner graph would
+    checkpoint through the thread's saver from that node; on a server with an async saver (Aegra's
+    AsyncPostgresSaver) each such call blocks an executor thread while the saver itself needs one,
+    and about six concurrent chats deadlocked a replica."""
+    return load_method(name).builder.compile(checkpointer=False, name=name)

@@ -54,6 +54,10 @@ def server_command(config_path: Path, host: str, port: int, browser: bool) -> li
 def serve_command(args) -> int:
     """Write the config, then exec the LangGraph server (this process becomes the server)."""
     state_dir = Path(args.state_dir) if args.state_dir else default_state_dir()
+    if (getattr(args, "backend", None) or os.environ.get("DISAMBIG_SERVE_BACKEND") or "dev") == "postgres":
+        from agent.app.deploy import serve_production  # production: Aegra on PostgreSQL, API keys
+
+        return serve_production(args, state_dir)
     config_path = Path(args.config).resolve() if args.config else state_dir / "langgraph.json"
     command = server_command(config_path, args.host, args.port, args.studio)
     if args.print_config:
@@ -70,6 +74,9 @@ def serve_command(args) -> int:
     print(f"disambig serve: chat page at http://{args.host}:{args.port}/ (graphs: "
           f"{', '.join(server_config()['graphs'])}); API docs at /docs; threads kept in "
           f"{config_path.parent / '.langgraph_api'}; Ctrl-C stops", file=sys.stderr, flush=True)
+    print(f"disambig serve: development server (langgraph dev, in memory): NO AUTHENTICATION, anyone who can reach "
+          f"{args.host}:{args.port} can read and run every thread; it binds to 127.0.0.1 unless --host says "
+          f"otherwise. For production use --backend postgres (README: Deployment).", file=sys.stderr, flush=True)
     os.chdir(config_path.parent)
     os.execve(sys.executable, command, env)
     return 0  # not reached: exec replaced this process
