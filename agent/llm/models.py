@@ -189,6 +189,26 @@ def get_chat_model(context: Context) -> BaseChatModel:
         return _models.setdefault(key, model)
 
 
+# llama.cpp sampling options that stop degenerate loops at the source. DRY penalizes extending a
+# sequence that already occurred, growing with its length; JSON's quotes, colons and newlines
+# break sequences, so repeated keys and short shared phrases ("What is the") pass and only long
+# verbatim repeats (the same interpretation again and again) are pushed away.
+REPETITION_CONTROLS = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 8, "dry_penalty_last_n": -1}
+
+
+def _llama_cpp_chat():
+    """ChatOpenAI whose per-call extra_body (a response format) adds to the model's own
+    (the repetition controls) instead of replacing it."""
+    from langchain_openai import ChatOpenAI
+
+    class LlamaCppChat(ChatOpenAI):
+        def _get_request_payload(self, input_, *, stop=None, **kwargs):
+            extra = {**(self.extra_body or {}), **(kwargs.pop("extra_body", None) or {})}
+            return super()._get_request_payload(input_, stop=stop, extra_body=extra, **kwargs)
+
+    return LlamaCppChat
+
+
 def _build(context: Context) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
@@ -212,7 +232,8 @@ def _build(context: Context) -> BaseChatModel:
             raise ModelUnavailableError("model 'openai:...' needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)")
         return ChatOpenAI(model=name, base_url=base_url, api_key=api_key, **common)
     check_model_setting(spec)
-    return ChatOpenAI(model=spec, base_url=_local_base_url(context), api_key="local", **common)
+    return _llama_cpp_chat()(model=spec, base_url=_local_base_url(context), api_key="local",
+                             extra_body=REPETITION_CONTROLS, **common)
 
 
 @atexit.register
