@@ -41,9 +41,10 @@ from agent.llm.schemas import OrderedModel
 from agent.state import InputState, OutputState, Passage, RAGState
 from agent.usage import emit, map_concurrent, tracked
 
+SUB_QUESTION_PASSAGE_CHARS = 200  # the title and first lines name a cluster's subject; the rest only costs tokens
 HYDE_STYLES = {  # instruction, completion token cap
     "short": ("Write two or three sentences dense with the names, dates, places and numbers a correct answer "
-              "would contain.", 120),
+              "would contain.", 90),
     "detailed": ("Write one paragraph of four to six sentences: the answer, and the context that sets this "
                  "meaning apart from other things with the same name.", 260),
 }
@@ -156,8 +157,8 @@ def route_after_classify_ambiguity(state: ADFState) -> Literal["decompose", "kee
 
 def write_sub_question(context: ADFContext, question: str, passages: list[dict]) -> dict | None:
     """One call: the question asked about the one subject a cluster's passages share."""
-    reply = generate_structured(context, SubQuestion, "write_sub_question", question=question,
-                                passages=format_passages(passages, max_chars=350))
+    reply = generate_structured(context, SubQuestion, "write_sub_question", max_tokens=90, question=question,
+                                passages=format_passages(passages, max_chars=SUB_QUESTION_PASSAGE_CHARS))
     if reply is None:
         return None
     subject = " ".join(reply.subject.split()).strip(" .")

@@ -193,7 +193,7 @@ def get_chat_model(context: Context) -> BaseChatModel:
 # sequence that already occurred, growing with its length; JSON's quotes, colons and newlines
 # break sequences, so repeated keys and short shared phrases ("What is the") pass and only long
 # verbatim repeats (the same interpretation again and again) are pushed away.
-REPETITION_CONTROLS = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 8, "dry_penalty_last_n": -1}
+REPETITION_CONTROLS = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 8}
 
 
 def _llama_cpp_chat():

@@ -92,7 +92,7 @@ class Entailment(BaseModel):
 def entailed(context: Context, pair: dict, passage: dict) -> bool | None:
     """The model's Yes/No on whether the passage alone answers the pair; None on failure."""
     reply = generate_structured(
-        context, Entailment, "check_grounding",
+        context, Entailment, "check_grounding", max_tokens=20,
         question=pair["question"], answer=pair["answer"], passage=format_single_passage(passage),
     )
     return None if reply is None else reply.supported == "Yes"
