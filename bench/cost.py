@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-DATA = ROOT.parent / "shared" / "data" / "asqa"
+DATA = Path(os.environ.get("DISAMBIG_SHARED_DATA") or ROOT.parent / "shared" / "data") / "asqa"
 DEFAULT_METHODS = "vanilla,diva,adf,dtv,rac,iterative,verdict"
 
 
@@ -65,13 +65,20 @@ def real_run(args, methods: list[str]) -> list[dict]:
     return rows
 
 
+def asqa_questions(n: int, seed: int) -> list[str]:
+    from agent.evaluation.datasets import load_asqa
+
+    wanted = set(sample_ids(n, seed))
+    return [e.question for e in load_asqa(DATA / "asqa_dev.json") if e.id in wanted]
+
+
 def fake_run(args, methods: list[str]) -> list[dict]:
-    """Every method on the demo questions against the fake server; prompt tokens are exact."""
+    """Every method against the fake server (demo or ASQA sample questions); prompt tokens are exact."""
     from agent.app.api import ask
     from bench.fake_openai import FakeOpenAI
     from bench.schema_reply import schema_reply
 
-    questions = demo_questions(args.n)
+    questions = asqa_questions(args.n, args.seed) if args.questions == "asqa" else demo_questions(args.n)
     index = args.index or build_demo_index()
     rows = []
     with FakeOpenAI(reply=schema_reply, report_usage=False) as fake:
@@ -147,6 +154,8 @@ def main() -> int:
     parser.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "disambig-cost"))
     parser.add_argument("--cache", help="eval cache directory (replies and finished questions)")
     parser.add_argument("--fake", action="store_true", help="count prompt tokens against the fake server")
+    parser.add_argument("--questions", choices=["demo", "asqa"], default="demo",
+                        help="--fake: the demo sample questions or the ASQA sample (give --index then)")
     parser.add_argument("--nodes", action="store_true", help="also print tokens per node")
     args = parser.parse_args()
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
@@ -158,7 +167,7 @@ def main() -> int:
     if args.nodes:
         print()
         print(node_table(rows))
-    where = "demo questions, fake server (prompt tokens exact, completions minimal)" if args.fake else (
+    where = f"{args.questions} questions, fake server (prompt tokens exact, completions minimal)" if args.fake else (
         f"ASQA pool dev sample (n={args.n}, seed {args.seed}), model {args.model}, one question at a time")
     print(f"\n{where}")
     return 0
