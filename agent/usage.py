@@ -25,6 +25,7 @@ COUNTERS = (
     "abstentions",
     "invalid_citations",
     "cached_replies",  # replies replayed from `disambig eval`'s response cache: no live latency
+    "llm_rounds",  # sequential rounds of LLM calls: calls made side by side count once
 )
 
 
@@ -51,6 +52,19 @@ def record(**amounts: int) -> None:
         recorder.add(**amounts)
 
 
+_round_sink: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("round_sink", default=None)
+
+
+def record_round() -> None:
+    """Count one sequential LLM round: in a `map_concurrent` item it counts toward that item
+    (the batch adds its longest item's rounds), elsewhere it goes to the current node."""
+    sink = _round_sink.get()
+    if sink is not None:
+        sink[0] += 1
+    else:
+        record(llm_rounds=1)
+
+
 def emit(event: dict) -> None:
     """Send a custom stream event when running inside a graph (a no-op elsewhere)."""
     try:
@@ -59,6 +73,11 @@ def emit(event: dict) -> None:
         get_stream_writer()(event)
     except RuntimeError:
         pass
+
+
+def status(text: str) -> None:
+    """A progress line for the user while something slow runs (the CLI shows it on stderr)."""
+    emit({"event": "status", "text": text})
 
 
 def empty_usage() -> dict[str, Any]:
@@ -146,6 +165,16 @@ def map_concurrent(function: Callable[[T], R], items: Iterable[T], limit: int) -
         return []
     if limit <= 1 or len(items) == 1:
         return [function(item) for item in items]
+    sinks = [[0] for _ in items]
+
+    def run(index: int) -> R:
+        _round_sink.set(sinks[index])
+        return function(items[index])
+
     context = contextvars.copy_context()
     with ThreadPoolExecutor(max_workers=min(limit, len(items))) as pool:
-        return list(pool.map(lambda item: context.copy().run(function, item), items))
+        results = list(pool.map(lambda index: context.copy().run(run, index), range(len(items))))
+    width = min(limit, len(items))  # items start in waves of `width`: each wave lasts its longest item
+    for _ in range(sum(max(s[0] for s in sinks[i:i + width]) for i in range(0, len(sinks), width))):
+        record_round()
+    return results

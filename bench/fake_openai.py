@@ -29,9 +29,10 @@ def fake_embeddings(request: dict) -> dict:
 class FakeOpenAI:
     def __init__(self, reply: str | Callable[[dict], str] = '{"interpretations": [], "answer": "fake"}',
                  latency: float = 0.0, faults: list | Callable[[int], str | None] | None = None,
-                 hang_seconds: float = 30.0, chunk_delay: float = 0.0):
+                 hang_seconds: float = 30.0, chunk_delay: float = 0.0, report_usage: bool = True):
         self.reply, self.latency, self.faults, self.hang_seconds = reply, latency, faults, hang_seconds
         self.chunk_delay = chunk_delay  # seconds between streamed chunks (0: the whole stream in one write)
+        self.report_usage = report_usage  # False: usage 0, so the client counts the tokens it sent
         self.requests: list[dict] = []
         self._lock = threading.Lock()
         fake = self
@@ -71,6 +72,8 @@ class FakeOpenAI:
                 time.sleep(fake.latency)
                 content = "this is not json {" if fault == "garbage" else fake._content(request)
                 usage = {"prompt_tokens": 10, "completion_tokens": max(1, len(content.split())), "total_tokens": 0}
+                if not fake.report_usage:
+                    usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
                 if not request.get("stream"):
                     body = {"id": "x", "object": "chat.completion", "created": 0, "model": "fake", "usage": usage,
                             "choices": [{"index": 0, "finish_reason": "stop",

@@ -41,7 +41,8 @@ from agent.llm.schemas import OrderedModel
 from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.usage import emit, map_concurrent, tracked
 
-HYDE_STYLES = {"short": 120, "detailed": 260}  # completion token cap; the instruction is prompts/hyde_style_<name>.md
+SUB_QUESTION_PASSAGE_CHARS = 200  # the title and first lines name a cluster's subject; the rest only costs tokens
+HYDE_STYLES = {"short": 90, "detailed": 260}  # completion token cap; the instruction is prompts/hyde_style_<name>.md
 
 
 @dataclass(kw_only=True)
@@ -148,8 +149,8 @@ def route_after_classify_ambiguity(state: ADFState) -> Literal["decompose", "kee
 
 def write_sub_question(context: ADFContext, question: str, passages: list[dict]) -> dict | None:
     """One call: the question asked about the one subject a cluster's passages share."""
-    reply = generate_structured(context, SubQuestion, "write_sub_question", question=question,
-                                passages=format_passages(passages, max_chars=350))
+    reply = generate_structured(context, SubQuestion, "write_sub_question", max_tokens=90, question=question,
+                                passages=format_passages(passages, max_chars=SUB_QUESTION_PASSAGE_CHARS))
     if reply is None:
         return None
     subject = " ".join(reply.subject.split()).strip(" .")

@@ -82,7 +82,7 @@ def extract_interpretations(state: DiversifyState, runtime: Runtime[DIVAContext]
     they become the guidance of the long-form synthesis (Eq. 2)."""
     passages = state.get("passages") or []
     extraction = generate_structured(
-        runtime.context, Extraction, "extract_interpretations",
+        runtime.context, Extraction, "extract_interpretations", max_tokens=300,
         question=state["question"], readings=" / ".join(targets(state)), passages=format_passages(passages),
     )
     found = interpretations_from(extraction, passages) if extraction is not None else []
@@ -101,7 +101,7 @@ def answer_closed_book(state: DiversifyState, runtime: Runtime[DIVAContext]) -> 
     """The model's own answer, flagged as unsupported by the corpus and without citations."""
     emit({"event": "token", "text": UNSUPPORTED + " "})
     reply = generate_structured(
-        runtime.context, ClosedBookAnswer, "answer_closed_book", stream_field="answer",
+        runtime.context, ClosedBookAnswer, "answer_closed_book", stream_field="answer", max_tokens=400,
         question=state["question"], readings=" / ".join(targets(state)),
     )
     decision = {"branch": "closed_book", "interpretations_source": "closed_book", "supported_by_corpus": False}

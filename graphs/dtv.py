@@ -2,7 +2,7 @@
 
 infer_pseudo_interpretations (the model alone, no ambiguity-type step) -> retrieve_diversified
 (top-5 per interpretation, pruned to the 5 most similar to all interpretations) ->
-verify_passages (one Yes/No call per interpretation over the kept passages) ->
+verify_passages (one call: which interpretations the kept passages answer) ->
 synthesize_answer over the kept passages, guided by the interpretations that passed;
 when none passed there is nothing verified to answer from, and the graph abstains.
 Verification is post hoc, as in the paper: it filters interpretations, not passages.

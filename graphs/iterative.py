@@ -30,6 +30,7 @@ from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.usage import emit, tracked
 
 QUALITY_WEIGHT, NOVELTY_WEIGHT = 0.6, 0.4
+PASSAGE_CHARS, POOL_MIN_CHARS = 900, 300
 
 
 @dataclass(kw_only=True)
@@ -97,6 +98,12 @@ def retrieve(state: IterativeState, runtime: Runtime[IterativeContext]) -> dict:
     }
 
 
+def pool_chars(pool_size: int, k: int) -> int:
+    """Characters per passage so a draft over the pooled rounds reads about as much as one
+    over k passages: the pool grows by up to k a round, the prompt should not."""
+    return max(POOL_MIN_CHARS, PASSAGE_CHARS * k // max(pool_size, 1)) if pool_size > k else PASSAGE_CHARS
+
+
 @tracked
 def generate(state: IterativeState, runtime: Runtime[IterativeContext]) -> dict:
     """Draft interpretations and an answer from the whole pool (not streamed: only the last
@@ -106,7 +113,8 @@ def generate(state: IterativeState, runtime: Runtime[IterativeContext]) -> dict:
         return {"draft": {"answer": NO_PASSAGES, "interpretations": [], "failed": True}}
     synthesis = generate_structured(
         runtime.context, Synthesis, "synthesize_answer",
-        question=state["question"], passages=format_passages(pool), guidance="",
+        question=state["question"], passages=format_passages(pool, pool_chars(len(pool), runtime.context.k)),
+        guidance="",
     )
     if synthesis is None:
         return {"draft": {"answer": MODEL_FAILED, "interpretations": [], "failed": True}}
@@ -155,7 +163,7 @@ def reformulate_query(state: IterativeState, runtime: Runtime[IterativeContext])
     """One call: a new query aimed at what the draft lacks; none when it repeats a query."""
     queries = state.get("queries") or []
     reply = generate_text(
-        runtime.context, "reformulate_query", question=state["question"],
+        runtime.context, "reformulate_query", max_tokens=40, question=state["question"],
         queries="\n".join(f"- {q}" for q in queries), draft=state["draft"]["answer"],
     )
     query = clean_query(reply)

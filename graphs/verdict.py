@@ -9,6 +9,8 @@ synthesize_answer over the grounded interpretations, also listed as "related que
 LLM calls: 1 relax + k extractions + 1 synthesis (+ one per pair with entailment grounding).
 """
 
+import threading
+from collections import Counter
 from dataclasses import dataclass, field
 
 from langchain_core.messages import AIMessage
@@ -29,7 +31,7 @@ from agent.steps.relax import RelaxedRetrievalContext, relax_query
 from agent.retrieval.retriever import get_retriever
 from agent.llm.schemas import OrderedModel
 from agent.state import InputState, OutputState, RAGState, starts_turn
-from agent.usage import emit, map_concurrent, tracked
+from agent.usage import emit, map_concurrent, status, tracked
 from pydantic import Field
 
 NOTHING_GROUNDED = "No passage in the indexed documents answers any reading of this question."
@@ -90,10 +92,17 @@ def extract_interpretation(state: VerdictState, runtime: Runtime[VERDICTContext]
     passage alone, or an abstention (execution feedback)."""
     context = runtime.context
     passages = state.get("passages") or []
-    outcomes: list[Extracted] = map_concurrent(
-        lambda item: extract_one(context, state["question"], item[1], item[0]), list(enumerate(passages)),
-        llm_concurrency(context),
-    )
+    done = Counter()
+    lock = threading.Lock()
+
+    def extract(item: tuple[int, dict]) -> Extracted:
+        outcome = extract_one(context, state["question"], item[1], item[0])
+        with lock:
+            done["passages"] += 1
+            status(f"extraction: {done['passages']} of {len(passages)} passages done")
+        return outcome
+
+    outcomes: list[Extracted] = map_concurrent(extract, list(enumerate(passages)), llm_concurrency(context))
     pairs = [outcome.pair() for outcome in outcomes if outcome.status == "extracted"]
     counts = {status: sum(o.status == status for o in outcomes) for status in ("extracted", "abstained", "failed")}
     return {

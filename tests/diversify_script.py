@@ -5,19 +5,14 @@ from __future__ import annotations
 import json
 import re
 
-IDENTIFY = "Classify the ambiguity"
-INFER = "Disambiguated questions, at most"
-VERIFY = "Does the evidence contain the answer?"
-EXTRACT = "Extract the interpretations"
+IDENTIFY = "the types that apply"
+INFER = "disambiguated questions, one per distinct reading"
+VERIFY = "Which of these questions do the passages answer?"
 CLOSED_BOOK = "Answer from your own knowledge."
 SYNTHESIZE = "passage_meanings"
 
 READINGS = ["What is HP, the company?", "What is hp, the unit of power?", "What does HP mean in games?"]
 AMBIGUITY = json.dumps({"reason": "HP names a company, a unit and a game statistic.", "types": ["[AmbSub]"]})
-EXTRACTION = json.dumps({"interpretations": [
-    {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1]},
-    {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [2, 42]},
-]})
 SYNTHESIS = json.dumps({
     "passage_meanings": ["company", "unit"],
     "interpretations": [
@@ -38,23 +33,31 @@ def asked_question(messages) -> str:
     return re.search(r"Question: (.*)", str(messages[-1].content)).group(1).strip()
 
 
-def verifier(answers: dict[str, str], default: str = "No"):
-    """A verify reply per asked question: "Yes", "No" or any raw text (garbage)."""
+def verified_questions(messages) -> list[str]:
+    """The numbered questions one verify call asks about, in order."""
+    block = str(messages[-1].content).split("Questions:\n", 1)[1].split("\n\n", 1)[0]
+    return [line.split(". ", 1)[1] for line in block.splitlines()]
+
+
+def verifier(answers: dict[str, str], garbage: str | None = None):
+    """The verify reply: the numbers of the questions `answers` marks "Yes"; `garbage`, when
+    given, is the raw reply instead."""
 
     def reply(messages) -> str:
-        answer = answers.get(asked_question(messages), default)
-        return json.dumps({"contains_answer": answer}) if answer in ("Yes", "No", "yes") else answer
+        if garbage is not None:
+            return garbage
+        asked = verified_questions(messages)
+        return json.dumps({"answered": [n for n, q in enumerate(asked, 1) if answers.get(q) in ("Yes", "yes")]})
 
     return reply
 
 
-def script(model, *, readings=READINGS, verdicts=None, identify=AMBIGUITY) -> None:
-    """Install the rules for a full run; `verdicts` maps a reading to its verifier reply."""
+def script(model, *, readings=READINGS, verdicts=None, identify=AMBIGUITY, garbage=None) -> None:
+    """Install the rules for a full run; `verdicts` maps a reading to "Yes" when the passages answer it."""
     model.rules.extend([
         (IDENTIFY, identify),
         (INFER, json.dumps({"questions": readings})),
-        (VERIFY, verifier(verdicts or {})),
-        (EXTRACT, EXTRACTION),
+        (VERIFY, verifier(verdicts or {}, garbage)),
         (CLOSED_BOOK, CLOSED),
         (SYNTHESIZE, SYNTHESIS),
     ])

@@ -34,7 +34,7 @@ def test_dtv_diversifies_without_the_ambiguity_step_and_verifies_post_hoc(script
     (synthesis_prompt,) = calls_with(scripted, SYNTHESIZE)
     assert READINGS[0] in synthesis_prompt and READINGS[1] in synthesis_prompt
     assert READINGS[2] not in synthesis_prompt
-    assert result["usage"]["llm_calls"] == 1 + len(READINGS) + 1
+    assert result["usage"]["llm_calls"] == 1 + 1 + 1  # every reading verified in one call
     assert result["interpretations"][0]["citations"] == [result["passages"][0]["id"]]
 
 
@@ -63,10 +63,10 @@ def test_dtv_empty_interpretations_verify_the_question_itself(scripted, demo_ind
 
 
 def test_dtv_garbage_verdict_counts_as_no(scripted, demo_index):
-    script(scripted, verdicts=dict.fromkeys(READINGS, "{not json"))
+    script(scripted, garbage="{not json")
     result = api.ask("What is HP?", "dtv", context(demo_index))
     assert result["decision"]["dtv"]["unparsed_verdicts"] == 3 and result["decision"]["dtv"]["grade"] == "Useless"
-    assert len(calls_with(scripted, VERIFY)) == 6 and result["route"][-1] == "abstain"
+    assert len(calls_with(scripted, VERIFY)) == 2 and result["route"][-1] == "abstain"
 
 
 @pytest.mark.parametrize("name", ["infer_pseudo_interpretations", "retrieve_diversified", "verify_passages"])

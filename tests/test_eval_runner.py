@@ -75,7 +75,7 @@ def test_eval_scores_a_tiny_dataset_and_writes_reports(scripted, demo_index, dat
     assert quality["detection"]["tp"] == 1 and quality["detection"]["fn"] == 1 and quality["detection"]["tn"] == 1
     assert 0 < quality["rouge_lsum"] <= 1
     assert vanilla["cost"]["llm_calls"] == 1 and vanilla["cost"]["retriever_calls"] == 1
-    assert set(vanilla["cost"]["wall_s"]) == {"measured", "mean", "p50", "p95", "p99"}
+    assert set(vanilla["cost"]["wall_s"]) == {"measured", "concurrency", "mean", "p50", "p95", "p99"}
     assert summary["run"]["model_calls"] == 3 and summary["run"]["questions_run"] == 3
     out = tmp_path / "out"
     lines = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
@@ -113,7 +113,7 @@ def test_changed_prompt_files_rerun_finished_questions(scripted, demo_index, dat
     assert second["run"]["model_calls"] == 0
     # ... and replayed replies say nothing about latency: no question was timed
     assert first["methods"]["vanilla"]["cost"]["wall_s"]["measured"] == 3
-    assert second["methods"]["vanilla"]["cost"]["wall_s"] == {"measured": 0}
+    assert second["methods"]["vanilla"]["cost"]["wall_s"] == {"measured": 0, "concurrency": 1}
     assert "| 0 | – | – | – |" in (tmp_path / "out2" / "summary.md").read_text()
 
 
@@ -220,3 +220,24 @@ def test_a_question_with_a_timed_out_call_is_not_final(scripted, demo_index, dat
     assert again["run"]["questions_run"] == 1 and again["run"]["model_calls"] == 0
     third = run_eval(config(dataset, tmp_path, demo_index, limit=1, out="third"))
     assert third["run"]["questions_from_cache"] == 1
+
+
+def test_a_fresh_run_times_every_method(demo_index, dataset, tmp_path, monkeypatch):
+    """Live replies are not replayed ones: on an empty cache every method's questions are timed,
+    and the latency figures say at how many questions in flight they were taken."""
+    from agent.app.methods import METHODS
+    from bench.fake_openai import FakeOpenAI
+    from bench.schema_reply import schema_reply
+
+    methods = [m for m in METHODS if m != "rewrite"]  # rewrite hands off to another method
+    with FakeOpenAI(reply=schema_reply) as fake:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        for method in methods:  # a cache each: methods that send identical requests would share replies
+            summary = run_eval(config(dataset, tmp_path, demo_index, methods=[method], model="openai:fake",
+                                      limit=1, cache=f"cache-{method}", out=f"out-{method}"))
+            figures = summary["methods"][method]
+            assert figures["errors"] == 0 and figures["cost"]["llm_calls"] >= 1, method
+            assert figures["cost"]["wall_s"]["measured"] == 1, method
+            assert figures["cost"]["wall_s"]["concurrency"] == 1, method
+            assert "p50 s (1 in flight)" in (tmp_path / f"out-{method}" / "summary.md").read_text()

@@ -120,3 +120,38 @@ def test_an_unknown_value_for_an_enumerated_setting_is_an_input_error():
     with pytest.raises(InputError, match=r"grounding='entail' is not one of: overlap, entailment, off"):
         method_context("verdict", {"grounding": "entail"})
     assert Context(structured_output="prompt").structured_output == "prompt"
+
+
+def test_a_per_call_completion_cap_is_sent_and_never_exceeds_the_context_cap(openai_env, recorder):
+    with FakeOpenAI(reply="ok") as fake:
+        context = openai_env(fake).replace(max_tokens=300)
+        call_model(context, [("user", "hi")], max_tokens=40)
+        call_model(context, [("user", "hi")], max_tokens=5000)
+        assert [r["max_completion_tokens"] for r in fake.requests] == [40, 300]
+    assert recorder["llm_rounds"] == 2
+
+
+def test_parallel_calls_count_as_one_round_per_wave():
+    from agent.usage import map_concurrent, record_round
+
+    recorder = UsageRecorder()
+    token = _current.set(recorder)
+    try:
+        map_concurrent(lambda n: [record_round() for _ in range(n)], [1, 2, 1, 1, 1], limit=4)
+        map_concurrent(lambda n: record_round(), [1], limit=4)  # one item runs inline: one round
+    finally:
+        _current.reset(token)
+    # first wave of 4: its longest item made 2 calls one after the other; second wave: 1; then 1
+    assert recorder.counts["llm_rounds"] == 2 + 1 + 1
+
+
+def test_local_requests_carry_the_repetition_controls_next_to_a_response_format():
+    from langchain_core.messages import HumanMessage
+
+    from agent.llm.models import REPETITION_CONTROLS, _llama_cpp_chat
+
+    model = _llama_cpp_chat()(model="local", base_url="http://127.0.0.1:9/v1", api_key="local",
+                              extra_body=REPETITION_CONTROLS)
+    payload = model._get_request_payload([HumanMessage("hi")], extra_body={"response_format": {"type": "json_object"}})
+    assert payload["extra_body"] == {**REPETITION_CONTROLS, "response_format": {"type": "json_object"}}
+    assert model._get_request_payload([HumanMessage("hi")])["extra_body"] == REPETITION_CONTROLS

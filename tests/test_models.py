@@ -35,6 +35,20 @@ def test_parts_are_joined_in_order_and_verified(part_packages, tmp_path):
     assert assemble_weights(weights(hashlib.sha256(part_packages).hexdigest())) == path  # cached
 
 
+def test_joining_weights_reports_progress(part_packages, monkeypatch):
+    """Joining and hash-checking gigabytes takes a while: the user is told, then the parts counted."""
+    import agent.llm.models
+
+    lines = []
+    monkeypatch.setattr(agent.llm.models, "status", lines.append)
+    assemble_weights(weights(hashlib.sha256(part_packages).hexdigest()))
+    assert lines[0].startswith("joining the model weights fake.gguf from 3 parts and checking their sha256")
+    assert lines[-1] == "weights: 3 of 3 parts joined"
+    lines.clear()
+    assemble_weights(weights(hashlib.sha256(part_packages).hexdigest()))
+    assert lines == []  # already joined and checked: nothing slow, nothing said
+
+
 def test_a_hash_mismatch_is_refused_and_leaves_no_file(part_packages, tmp_path):
     with pytest.raises(ModelUnavailableError, match="sha256 mismatch"):
         assemble_weights(weights("0" * 64))

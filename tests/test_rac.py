@@ -39,6 +39,13 @@ def test_rac_reads_the_top_20_for_the_relaxed_query_in_one_call(scripted, demo_i
     (prompt,) = [call["text"] for call in scripted.calls if SYNTHESIZE in call["text"]]
     for number, passage in enumerate(result["passages"], 1):
         assert f"[{number}] {passage['title']}" in prompt
+    # 20 passages in one call: each is shown up to passage_chars (350) characters, not 900
+    block = prompt.split("<documents>")[-1].split("</documents>")[0]
+    lines = [line for line in block.splitlines() if line.startswith("[")]
+    assert len(lines) == 20
+    for line, passage in zip(lines, result["passages"]):
+        assert len(line) <= len(f"[20] {passage['title']}: ") + 350
+    assert any(len(passage["text"]) > 400 for passage in result["passages"])  # so the cap was needed
     ids = [p["id"] for p in result["passages"]]
     company, unit = result["interpretations"]
     assert company["citations"] == [ids[0], ids[3]]

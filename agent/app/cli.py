@@ -159,6 +159,8 @@ def cmd_ask(args) -> int:
         kind = event.get("event")
         if kind == "stage":
             print(f"· {event['node']} ...", file=sys.stderr, flush=True)
+        elif kind == "status":
+            print(f"  {event['text']}", file=sys.stderr, flush=True)
         elif kind == "token":
             streamed += event["text"]
             print(event["text"], end="", flush=True)

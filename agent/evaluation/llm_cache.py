@@ -119,11 +119,13 @@ class CachedChatModel(BaseChatModel):
         return base, scope, f"{base}:{scope.take(base) if scope else 0}"
 
     @staticmethod
-    def _message(content: str, usage: dict, chunk: bool = False):
-        usage, replayed = usage or None, {"cached_reply": True}  # usage counts it: no model time was spent
+    def _message(content: str, usage: dict, chunk: bool = False, replayed: bool = True):
+        """A reply message; `replayed` marks it as served from the store (usage counts it: no
+        model time was spent), which a live reply must not be or its question goes untimed."""
+        usage, metadata = usage or None, {"cached_reply": True} if replayed else {}
         if chunk:
-            return AIMessageChunk(content=content, usage_metadata=usage, response_metadata=replayed)
-        return AIMessage(content=content, usage_metadata=usage, response_metadata=replayed)
+            return AIMessageChunk(content=content, usage_metadata=usage, response_metadata=metadata)
+        return AIMessage(content=content, usage_metadata=usage, response_metadata=metadata)
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
         base, scope, key = self._key(messages, stop, kwargs)
@@ -137,7 +139,8 @@ class CachedChatModel(BaseChatModel):
             raise
         usage = dict(reply.usage_metadata or {})
         self.store.put(key, self.spec, str(reply.content), usage)
-        return ChatResult(generations=[ChatGeneration(message=self._message(str(reply.content), usage))])
+        live = self._message(str(reply.content), usage, replayed=False)
+        return ChatResult(generations=[ChatGeneration(message=live)])
 
     def _stream(self, messages, stop=None, run_manager=None, **kwargs) -> Iterator[ChatGenerationChunk]:
         base, scope, key = self._key(messages, stop, kwargs)

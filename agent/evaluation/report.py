@@ -27,8 +27,9 @@ def _timed(record: dict) -> bool:
     return bool(record.get("usage")) and not record["usage"].get("cached_replies")
 
 
-def summarize_method(records: list[dict]) -> dict:
-    """Means of every metric over the questions that have it; costs per query; latency tails."""
+def summarize_method(records: list[dict], concurrency: int = 1) -> dict:
+    """Means of every metric over the questions that have it; costs per query; latency tails,
+    marked with the number of questions that were in flight while they were measured."""
     done = [r for r in records if r.get("output") is not None]
     quality = {}
     for key, _ in QUALITY:
@@ -43,7 +44,7 @@ def summarize_method(records: list[dict]) -> dict:
     cost = {name: _mean([r["usage"][name] for r in done]) for name in COST_FIELDS}
     if done:
         cost["tokens"] = cost["prompt_tokens"] + cost["completion_tokens"]
-        cost["wall_s"] = {"measured": len(walls)}
+        cost["wall_s"] = {"measured": len(walls), "concurrency": concurrency}
         if walls:
             cost["wall_s"].update(mean=_mean(walls), p50=percentile(walls, 50), p95=percentile(walls, 95),
                                   p99=percentile(walls, 99))
@@ -57,7 +58,8 @@ def summarize(records: list[dict], *, config, model: str, settings: dict, hashes
         "dataset": config.dataset, "data": str(config.data), "model": model,
         "questions": len({r["id"] for r in records}), "selection": {
             "ids": config.ids, "limit": config.limit, "sample": config.sample, "seed": config.seed},
-        "methods": {m: summarize_method([r for r in records if r["method"] == m]) for m in methods},
+        "methods": {m: summarize_method([r for r in records if r["method"] == m], config.concurrency)
+                    for m in methods},
         "settings": settings, "settings_hash": hashes, "run": run,
     }
 
@@ -73,7 +75,9 @@ def markdown_table(summary: dict) -> str:
     detection = any("detection" in m["quality"] for m in methods.values())
     head = ["Method", "n", *[label for _, label in shown]]
     head += ["Det-P", "Det-R", "Det-F1", "Det-Acc"] if detection else []
-    head += ["LLM calls/q", "Tokens/q", "Retrievals/q", "timed", "p50 s", "p95 s", "p99 s"]
+    flight = next((m["cost"]["wall_s"].get("concurrency") for m in methods.values() if m["cost"].get("wall_s")), 1)
+    head += ["LLM calls/q", "Tokens/q", "Retrievals/q", "timed",
+             *[f"{p} s ({flight} in flight)" for p in ("p50", "p95", "p99")]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, m in methods.items():
         row = [name, str(m["answered"]) + (f" ({m['errors']} failed)" if m["errors"] else "")]
@@ -91,7 +95,8 @@ def markdown_table(summary: dict) -> str:
     notes = (f"\n{summary['dataset']}: {summary['questions']} questions, model `{summary['model']}`. "
              f"Quality in percent. This run: {run['model_calls']} model calls, {run['cache_hits']} cached replies, "
              f"{run['questions_from_cache']} questions from cache. Latency only over the `timed` questions, "
-             "whose replies all came from the model rather than the response cache.\n")
+             "whose replies all came from the model rather than the response cache, with "
+             f"{flight} question(s) in flight at once.\n")
     return "\n".join(lines) + "\n" + notes
 
 

@@ -23,7 +23,7 @@ from agent.errors import ModelOutputError, ModelUnavailableError
 from agent.llm.models import endpoint, get_chat_model
 from agent.llm.prompts import fragment, render
 from agent.retrieval.tokens import count_tokens
-from agent.usage import emit, record
+from agent.usage import emit, record, record_round
 
 Schema = TypeVar("Schema", bound=BaseModel)
 INTERNAL = {"tags": ["nostream"]}  # LangGraph's messages stream skips these calls
@@ -71,12 +71,19 @@ def _invoke_once(context: Context, messages: list[BaseMessage], bind: dict, stre
 
 
 def call_model(
-    context: Context, messages: list[BaseMessage], *, bind: dict | None = None, stream_field: str | None = None
+    context: Context, messages: list[BaseMessage], *, bind: dict | None = None, stream_field: str | None = None,
+    max_tokens: int | None = None,
 ) -> AIMessage | None:
-    """One model call with bounded retries; None when every attempt timed out or failed."""
+    """One model call with bounded retries; None when every attempt timed out or failed.
+    `max_tokens` caps this call's completion below the context's cap (a node knows how long
+    its answer can be; an uncapped small model that loops runs to the global cap)."""
+    bind = dict(bind or {})
+    if max_tokens:
+        bind["max_tokens"] = min(max_tokens, context.max_tokens)
     for attempt in range(context.max_retries + 1):
+        record_round()
         try:
-            reply = _invoke_once(context, messages, bind or {}, stream_field)
+            reply = _invoke_once(context, messages, bind, stream_field)
             _record_usage(messages, reply)
             return reply
         except openai.APITimeoutError:
@@ -104,9 +111,9 @@ def call_model(
     return None
 
 
-def generate_text(context: Context, prompt: str, **values: Any) -> str | None:
+def generate_text(context: Context, prompt: str, *, max_tokens: int | None = None, **values: Any) -> str | None:
     """Plain-text completion of prompt file `prompt`; None if the model could not answer."""
-    reply = call_model(context, render(prompt, **values))
+    reply = call_model(context, render(prompt, **values), max_tokens=max_tokens)
     return None if reply is None else str(reply.content).strip()
 
 
@@ -144,12 +151,13 @@ def parse_json_reply(text: str, schema: type[Schema]) -> Schema:
 
 
 def generate_structured(
-    context: Context, schema: type[Schema], prompt: str, *, stream_field: str | None = None, **values: Any
+    context: Context, schema: type[Schema], prompt: str, *, stream_field: str | None = None,
+    max_tokens: int | None = None, **values: Any
 ) -> Schema | None:
     """A `schema` instance from prompt file `prompt`; retried once when malformed, then None."""
     bind, messages = _structured_request(context, schema, render(prompt, **values))
     for attempt in range(2):
-        reply = call_model(context, messages, bind=bind, stream_field=stream_field)
+        reply = call_model(context, messages, bind=bind, stream_field=stream_field, max_tokens=max_tokens)
         if reply is None:
             return None
         try:

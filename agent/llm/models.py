@@ -14,6 +14,7 @@ import hashlib
 import importlib.util
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -22,6 +23,7 @@ from langchain_core.language_models import BaseChatModel
 
 from agent.context import Context, cache_dir
 from agent.errors import InputError, ModelUnavailableError
+from agent.usage import status
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,13 @@ def assemble_weights(weights: PackagedWeights) -> Path:
             return target
         digest = hashlib.sha256()
         partial = target.with_suffix(f".{os.getpid()}.partial")
+        files = _part_files(weights)
+        status(f"joining the model weights {weights.file_name} from {len(files)} parts and checking their sha256 "
+               "(once; later runs reuse the file)")
         with open(partial, "wb") as out:
-            for part in _part_files(weights):
+            for number, part in enumerate(files, 1):
+                if number % 5 == 0 or number == len(files):
+                    status(f"weights: {number} of {len(files)} parts joined")
                 with open(part, "rb") as handle:
                     while chunk := handle.read(1 << 22):
                         digest.update(chunk)
@@ -148,7 +155,10 @@ def _local_base_url(context: Context) -> str:
     key = (str(path), context.local_threads, context.local_ctx_size, context.local_parallel)
     with _lock:
         if key not in _servers:
+            status(f"starting the llama.cpp server for {path.name} ({key[1]} threads) ...")
+            started = time.time()
             _servers[key] = LocalServer(path, *key[1:])
+            status(f"llama.cpp server ready in {time.time() - started:.1f}s")
         return _servers[key].base_url
 
 
@@ -189,6 +199,26 @@ def get_chat_model(context: Context) -> BaseChatModel:
         return _models.setdefault(key, model)
 
 
+# llama.cpp sampling options that stop degenerate loops at the source. DRY penalizes extending a
+# sequence that already occurred, growing with its length; JSON's quotes, colons and newlines
+# break sequences, so repeated keys and short shared phrases ("What is the") pass and only long
+# verbatim repeats (the same interpretation again and again) are pushed away.
+REPETITION_CONTROLS = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 8}
+
+
+def _llama_cpp_chat():
+    """ChatOpenAI whose per-call extra_body (a response format) adds to the model's own
+    (the repetition controls) instead of replacing it."""
+    from langchain_openai import ChatOpenAI
+
+    class LlamaCppChat(ChatOpenAI):
+        def _get_request_payload(self, input_, *, stop=None, **kwargs):
+            extra = {**(self.extra_body or {}), **(kwargs.pop("extra_body", None) or {})}
+            return super()._get_request_payload(input_, stop=stop, extra_body=extra, **kwargs)
+
+    return LlamaCppChat
+
+
 def _build(context: Context) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
@@ -212,7 +242,8 @@ def _build(context: Context) -> BaseChatModel:
             raise ModelUnavailableError("model 'openai:...' needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)")
         return ChatOpenAI(model=name, base_url=base_url, api_key=api_key, **common)
     check_model_setting(spec)
-    return ChatOpenAI(model=spec, base_url=_local_base_url(context), api_key="local", **common)
+    return _llama_cpp_chat()(model=spec, base_url=_local_base_url(context), api_key="local",
+                             extra_body=REPETITION_CONTROLS, **common)
 
 
 @atexit.register

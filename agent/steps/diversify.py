@@ -2,8 +2,9 @@
 
 Pseudo-interpretations are inferred by the model alone; every one of them (plus, for DIVA,
 the question) retrieves top-K candidates; candidates are re-scored by their mean cosine to
-all pseudo-interpretations and the top-K kept; then one Yes/No call per pseudo-interpretation
-asks whether the kept passages answer it. Each step exists here once and both graphs import it.
+all pseudo-interpretations and the top-K kept; then one call over the kept passages says which
+pseudo-interpretations they answer (sent once, not once per interpretation: the passages are
+most of a prompt's tokens). Each step exists here once and both graphs import it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from agent.llm.prompts import format_passages, fragment
 from agent.llm.schemas import YesNo
 from agent.retrieval.retriever import Retriever, get_retriever, passage_vectors
 from agent.state import RAGState
-from agent.usage import emit, map_concurrent, tracked
+from agent.usage import emit, tracked
 
 Grade = Literal["Useful", "PartialUseful", "Useless"]
 AmbiguityType = Literal["AmbSub", "AmbObj", "AmbPred", "AmbTime", "AmbLoc", "none"]
@@ -84,6 +85,20 @@ class PassageVerdict(BaseModel):
     contains_answer: YesNo
 
 
+class Answered(BaseModel):
+    answered: list[int] = Field(max_length=MAX_INTERPRETATIONS, description="numbers of the answered questions")
+
+    @field_validator("answered", mode="before")
+    @classmethod
+    def _numbers(cls, value):
+        """Accept "1, 3", ["1", "3"] and the like; drop what is not a number."""
+        if isinstance(value, str):
+            value = value.replace(",", " ").split()
+        if not isinstance(value, list):
+            return value
+        return [int(str(item).strip("[]. ")) for item in value if str(item).strip("[]. ").isdigit()][:MAX_INTERPRETATIONS]
+
+
 def clean_interpretations(questions: list[str], cap: int, original: str = "") -> list[str]:
     """Strip, drop empty and repeated (case-insensitive) questions and, when other readings
     remain, the original question copied back (it disambiguates nothing); keep at most `cap`."""
@@ -98,7 +113,7 @@ def clean_interpretations(questions: list[str], cap: int, original: str = "") ->
 
 def identify_ambiguity(context: Context, question: str) -> tuple[list[str], str] | None:
     """(ambiguity types without "none", reason) from one call; None when the model failed."""
-    reply = generate_structured(context, AmbiguityTypes, "identify_ambiguity_type", question=question)
+    reply = generate_structured(context, AmbiguityTypes, "identify_ambiguity_type", max_tokens=120, question=question)
     if reply is None:
         return None
     return [name for name in dict.fromkeys(reply.types) if name != "none"], reply.reason.strip()
@@ -107,7 +122,7 @@ def identify_ambiguity(context: Context, question: str) -> tuple[list[str], str]
 def infer_interpretations(context: Context, question: str, reason: str, cap: int) -> list[str] | None:
     """Disambiguated questions from the model alone (None when the model failed)."""
     reply = generate_structured(
-        context, PseudoInterpretations, "infer_pseudo_interpretations",
+        context, PseudoInterpretations, "infer_pseudo_interpretations", max_tokens=40 + 30 * cap,
         question=question, reason=f"Why it is ambiguous: {reason}\n" if reason else "", cap=cap,
     )
     return None if reply is None else clean_interpretations(reply.questions, cap, question)
@@ -157,12 +172,23 @@ def grade(verdicts: list[dict]) -> Grade:
     return "Useless" if yes == 0 else "PartialUseful"
 
 
-def verify_one(context: Context, question: str, evidence: str) -> dict:
-    """One Yes/No call; a reply that stays malformed after the retry counts as No, marked unparsed."""
-    reply = generate_structured(context, PassageVerdict, "verify_passages", question=question, passages=evidence)
+VERIFY_PASSAGE_CHARS = 400  # the evidence a verdict needs is near a passage's start; the answer reads it whole
+VERIFY_MAX_TOKENS = 40
+
+
+def verify_all(context: Context, questions: list[str], passages: list[dict]) -> list[dict]:
+    """One call says which questions the passages answer (the passages are sent once, not
+    once per question); a reply that stays malformed after the retry counts every one as No,
+    marked unparsed."""
+    numbered = "\n".join(f"{n}. {q}" for n, q in enumerate(questions, 1))
+    reply = generate_structured(
+        context, Answered, "verify_passages", max_tokens=VERIFY_MAX_TOKENS,
+        questions=numbered, passages=format_passages(passages, VERIFY_PASSAGE_CHARS),
+    )
     if reply is None:
-        return {"question": question, "verdict": "No", "parsed": False}
-    return {"question": question, "verdict": reply.contains_answer, "parsed": True}
+        return [{"question": q, "verdict": "No", "parsed": False} for q in questions]
+    return [{"question": q, "verdict": "Yes" if n in reply.answered else "No", "parsed": True}
+            for n, q in enumerate(questions, 1)]
 
 
 @tracked
@@ -194,14 +220,12 @@ def retrieve_diversified(state: DiversifyState, runtime: Runtime[DiversifyContex
 
 @tracked
 def verify_passages(state: DiversifyState, runtime: Runtime[DiversifyContext]) -> dict:
-    """One Yes/No call per interpretation over all kept passages, in parallel; the grade
-    follows from how many interpretations the passages answer."""
-    context = runtime.context
+    """One call over the kept passages says which interpretations they answer (one round,
+    the passages sent once); the grade follows from how many they answer."""
     passages = state.get("passages") or []
     questions = targets(state)
     if passages:
-        evidence = format_passages(passages)
-        verdicts = map_concurrent(lambda q: verify_one(context, q, evidence), questions, context.concurrency)
+        verdicts = verify_all(runtime.context, questions, passages)
     else:  # nothing retrieved: nothing can contain an answer, and no call is needed
         verdicts = [{"question": q, "verdict": "No", "parsed": True} for q in questions]
     result = grade(verdicts)
@@ -215,5 +239,7 @@ def verify_passages(state: DiversifyState, runtime: Runtime[DiversifyContext]) -
         "decision": {
             "verdicts": verdicts, "grade": result,
             "unparsed_verdicts": sum(not v["parsed"] for v in verdicts),
+            # the answer comes from the passages unless none answers anything (DIVA then adapts)
+            **({"branch": "passages", "supported_by_corpus": True} if result != "Useless" else {}),
         },
     }

@@ -20,6 +20,7 @@ from agent.llm.prompts import format_single_passage
 from agent.llm.schemas import OrderedModel
 
 MAX_PASSAGE_CHARS = 1200
+EXTRACTION_MAX_TOKENS = 110  # sense, interpretation and a short answer; a looping reply stops here
 Status = Literal["extracted", "abstained", "failed"]
 
 _EMPTY = {"", "null", "none", "n/a", "na", "unknown", "not applicable", "no answer", "nothing", "abstain"}
@@ -91,7 +92,8 @@ def passage_block(passage: dict) -> str:
 def extract_one(context: Context, question: str, passage: dict, rank: int) -> Extracted:
     """One extraction call for one passage; a failed call abstains (status "failed")."""
     reply = generate_structured(
-        context, Extraction, "extract_interpretation", question=question, passage=passage_block(passage)
+        context, Extraction, "extract_interpretation", max_tokens=EXTRACTION_MAX_TOKENS,
+        question=question, passage=passage_block(passage),
     )
     if reply is None:
         return Extracted("failed", passage["id"], rank, reason="model failed")

@@ -80,7 +80,7 @@ def overlap_problem(question: str, answer: str, passage: dict, threshold: float)
 def entailed(context: Context, pair: dict, passage: dict) -> bool | None:
     """The model's Yes/No on whether the passage alone answers the pair; None on failure."""
     reply = generate_structured(
-        context, Supported, "check_grounding",
+        context, Supported, "check_grounding", max_tokens=20,
         question=pair["question"], answer=pair["answer"], passage=format_single_passage(passage),
     )
     return None if reply is None else reply.supported == "Yes"

@@ -72,7 +72,7 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context]) -> dict:
     guidance = state.get("guidance") or ""
     synthesis = generate_structured(
         runtime.context, Synthesis, "synthesize_answer", stream_field="answer",
-        question=state["question"], passages=format_passages(passages),
+        question=state["question"], passages=format_passages(passages, getattr(runtime.context, "passage_chars", 900)),
         guidance=f"\n{guidance}\n" if guidance else "",
     )
     if synthesis is None:

@@ -37,6 +37,6 @@ def relax_query(state: RAGState, runtime: Runtime[RelaxedRetrievalContext]) -> d
     question = validate_question(state["question"])
     query = ""
     if context.relax_query:
-        query = clean_query(generate_text(context, "relax_query", question=question))
+        query = clean_query(generate_text(context, "relax_query", max_tokens=32, question=question))
     query = query or question
     return {"search_query": query, "decision": {"search_query": query, "relaxed": query != question}}
