@@ -8,11 +8,16 @@ import re
 IDENTIFY = "the types that apply"
 INFER = "disambiguated questions, one per distinct reading"
 VERIFY = "Which of these questions do the passages answer?"
+EXTRACT = "Extract the interpretations"
 CLOSED_BOOK = "Answer from your own knowledge."
 SYNTHESIZE = "passage_meanings"
 
 READINGS = ["What is HP, the company?", "What is hp, the unit of power?", "What does HP mean in games?"]
 AMBIGUITY = json.dumps({"reason": "HP names a company, a unit and a game statistic.", "types": ["[AmbSub]"]})
+EXTRACTION = json.dumps({"interpretations": [
+    {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1]},
+    {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [2, 42]},
+]})
 SYNTHESIS = json.dumps({
     "passage_meanings": ["company", "unit"],
     "interpretations": [
@@ -58,6 +63,7 @@ def script(model, *, readings=READINGS, verdicts=None, identify=AMBIGUITY, garba
         (IDENTIFY, identify),
         (INFER, json.dumps({"questions": readings})),
         (VERIFY, verifier(verdicts or {}, garbage)),
+        (EXTRACT, EXTRACTION),
         (CLOSED_BOOK, CLOSED),
         (SYNTHESIZE, SYNTHESIS),
     ])

@@ -10,11 +10,11 @@ from agent.retrieval.embeddings import get_embedder
 from agent.retrieval.retriever import get_retriever
 from graphs.diva import UNSUPPORTED
 from tests.diversify_script import (
-    CLOSED_BOOK, INFER, READINGS, SYNTHESIZE, VERIFY, calls_with, script,
+    CLOSED_BOOK, EXTRACT, INFER, READINGS, SYNTHESIZE, VERIFY, calls_with, script,
 )
 
 PASSAGE_ROUTE = ["identify_ambiguity_type", "infer_pseudo_interpretations", "retrieve_diversified",
-                 "verify_passages", "synthesize_answer"]
+                 "verify_passages", "extract_interpretations", "synthesize_answer"]
 
 
 def context(index, **extra):
@@ -38,20 +38,22 @@ def test_useful_passages_take_the_passage_route(scripted, demo_index):
     assert result["answer"].startswith("HP is the company")
     # one call per step: every pseudo-interpretation is verified in one call, one round each
     usage = result["usage"]
-    assert usage["llm_calls"] == 4 and usage["llm_rounds"] == 4
+    assert usage["llm_calls"] == 5 and usage["llm_rounds"] == 5
     assert usage["nodes"]["verify_passages"]["llm_calls"] == 1
     assert usage["retriever_calls"] == 1 + len(READINGS)  # the question and each reading, batched
     (verify_prompt,) = calls_with(scripted, VERIFY)
     assert all(f"{n}. {q}" in verify_prompt for n, q in enumerate(READINGS, 1))
 
 
-def test_reason_reaches_the_interpretation_call_and_verified_readings_guide_synthesis(scripted, demo_index):
-    script(scripted, verdicts={READINGS[0]: "Yes", READINGS[1]: "Yes"})
+def test_reason_reaches_the_interpretation_call_and_extraction_guides_synthesis(scripted, demo_index):
+    script(scripted, verdicts=dict.fromkeys(READINGS, "Yes"))
     api.ask("What is HP?", "diva", context(demo_index))
     (infer_prompt,) = calls_with(scripted, INFER)
     assert "Why it is ambiguous: HP names a company, a unit and a game statistic." in infer_prompt
+    (extract_prompt,) = calls_with(scripted, EXTRACT)
+    assert " / ".join(READINGS) in extract_prompt
     (synthesis_prompt,) = calls_with(scripted, SYNTHESIZE)
-    assert f"- {READINGS[1]}" in synthesis_prompt and READINGS[2] not in synthesis_prompt
+    assert "What is hp, the unit? -> horsepower" in synthesis_prompt
 
 
 def test_partially_useful_passages_still_answer_from_the_passages(scripted, demo_index):
