@@ -62,6 +62,12 @@ class BM25Index:
         params = {"k1": k1, "b": b, "epsilon": epsilon, "average_length": average_length}
         return cls(list(ids), vocabulary, tf.tocsc(), params)
 
+    def row_of(self) -> dict[str, int]:
+        """{passage id: matrix row}, built once per matrix."""
+        if getattr(self, "_row_of", None) is None:
+            self._row_of = {passage_id: row for row, passage_id in enumerate(self.ids)}
+        return self._row_of
+
     def __len__(self) -> int:
         return len(self.ids)
 

@@ -97,7 +97,7 @@ class Retriever:
 
     def _sparse_hits(self, queries: list[str], depth: int, version: int) -> list[list[tuple[str, str | None, float]]]:
         index = self._sparse(version)
-        rows = {passage_id: row for row, passage_id in enumerate(index.ids)} if index.hashes else {}
+        rows = index.row_of() if index.hashes else {}
         return [
             [(i, index.hashes[rows[i]] if index.hashes else None, round(s, 6)) for i, s in index.search(query, depth)]
             for query in queries
