@@ -6,6 +6,7 @@ SLOW seconds so the kill lands while the answering step's model call is in fligh
 
 import pytest
 
+from agent.steps.clarify import PROMPT
 from bench.fake_openai import FakeOpenAI
 from bench.replicas import Replica, interrupt_of, replica_env, sse_events
 from tests.chat_script import fake_openai_reply
@@ -70,4 +71,5 @@ def test_sigkill_mid_stream_the_other_replica_resumes_from_the_last_checkpoint(r
             tokens = "".join(d["text"] for n, d in sse_events(r) if n == "custom" and d.get("event") == "token")
         assert tokens and b.get(f"/threads/{waiting}/state").json()["next"] == []
         history = b.get(f"/threads/{streaming}/state").json()["values"]["messages"]
-        assert [m["type"] for m in history] == ["human"]  # waiting at its question, nothing doubled
+        # waiting at its clarification question (recorded as the assistant's message), nothing doubled
+        assert [m["type"] for m in history] == ["human", "ai"] and history[1]["content"].startswith(PROMPT)
