@@ -34,7 +34,7 @@ def test_chat_thread_and_waiting_question_live_in_postgres(chat, database_url, m
     assert threads == {"pg-demo"}
     monkeypatch.delenv("DISAMBIG_DATABASE_URL")
     code, out, err = chat("2", "/quit", extra=["--database-url", database_url])  # the flag works as the env does
-    assert "thread pg-demo (1 earlier messages)" in err
+    assert "thread pg-demo (2 earlier messages)" in err
     assert "Which of these did you mean?" in out and "assistant> HP is Hewlett-Packard" in out
 
 
@@ -49,7 +49,7 @@ def test_two_sessions_on_one_database_share_the_thread(scripted, demo_index, dat
         assert [o["question"] for o in session.pending()["options"]][0] == "What is HP, the company?"
         result = list(session.choose(1))[-1]["result"]
         assert result["answer"] == __import__("json").loads(FOCUSED)["answer"]
-        assert [m.type for m in session.messages()] == ["human", "ai"]
+        assert [m.type for m in session.messages()] == ["human", "ai", "human", "ai"]  # question, clarification, choice, answer
 
 
 def test_sqlite_stays_the_default(chat, tmp_path, monkeypatch):

@@ -263,7 +263,7 @@ def test_streaming_shows_interpretations_related_questions_and_answer_tokens(scr
     streamed = "".join(event["text"] for event in events if event["event"] == "token")
     assert streamed == events[-1]["result"]["answer"]
     # the per-passage extraction is not silent: one status line per finished passage
-    k = len(events[-1]["result"]["decision"]["universe"])
+    k = len(events[-1]["result"]["decision"]["verdict"]["universe"])
     progress = [event["text"] for event in events if event["event"] == "status"]
     assert progress == [f"extraction: {n} of {k} passages done" for n in range(1, k + 1)]
 
