@@ -13,20 +13,18 @@ speculative decoding only if it wins here.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.prompt_cache import post as post_json  # noqa: E402
+
 
 def post(url: str, body: dict) -> dict:
-    request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=1200) as response:
-        return json.loads(response.read())
+    return post_json(url, body, timeout=1200)
 
 
 def server(model: Path, draft: Path | None, threads: int, draft_max: int):
