@@ -22,8 +22,7 @@ from agent.steps.extraction import Extracted, extract_one, related_questions
 from agent.steps.grounding import GroundingMode, entailed, overlap_problem
 from agent.llm.calls import generate_structured
 from agent.llm.models import PACKAGED
-from agent.steps.nodes import answer_update, retrieve
-from agent.llm.answers import clean_answer
+from agent.steps.nodes import answer_update, grounded_update, retrieve
 from agent.llm.prompts import format_passages
 from agent.steps.relax import RelaxedRetrievalContext, relax_query
 from agent.retrieval.retriever import get_retriever
@@ -174,12 +173,13 @@ def synthesize_answer(state: VerdictState, runtime: Runtime[VERDICTContext]) -> 
         question=state["question"], interpretations="\n".join(f"{n}. {line}" for n, line in enumerate(listing, 1)),
         passages=format_passages(passages),
     )
-    answer = clean_answer(reply.answer, passages) if reply is not None else ""
-    synthesized = bool(answer)
-    answer = answer or NO_SUMMARY + "\n" + "\n".join(f"- {line}" for line in listing)
-    update = answer_update(answer, interpretations, abstained=False, synthesized=synthesized, related_questions=listing)
-    if synthesized:
-        update["messages"] = [AIMessage(f"{answer}\n\n{block}")]
+    synthesized = reply is not None and bool(reply.answer.strip())
+    if not synthesized:
+        answer = NO_SUMMARY + "\n" + "\n".join(f"- {line}" for line in listing)
+        return answer_update(answer, interpretations, abstained=False, synthesized=False, related_questions=listing)
+    update = grounded_update(context, state["question"], interpretations, passages, reply.answer,
+                             synthesized=True, related_questions=listing)
+    update["messages"] = [AIMessage(f"{update['answer']}\n\n{block}")]
     return update
 
 

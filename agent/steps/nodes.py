@@ -12,6 +12,7 @@ from agent.llm.answers import cited_ids, clean_answer, folded
 from agent.llm.prompts import format_passages
 from agent.retrieval.retriever import get_retriever
 from agent.llm.schemas import Synthesis
+from agent.steps.interpretations import NOT_IN_DOCUMENTS, grounded_output
 from agent.state import RAGState
 from agent.usage import tracked
 
@@ -75,5 +76,15 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context]) -> dict:
     )
     if synthesis is None:
         return answer_update(MODEL_FAILED, [], abstained=True)
-    answer = clean_answer(synthesis.answer, passages)
-    return answer_update(answer, interpretations_from(synthesis, passages), abstained=False)
+    return grounded_update(runtime.context, state["question"], interpretations_from(synthesis, passages),
+                           passages, synthesis.answer)
+
+
+def grounded_update(context: Context, question: str, candidates: list[dict], passages: list[dict], prose: str,
+                    **decision) -> dict:
+    """The final keys of every method that answers from passages: only grounded, distinct
+    interpretations, and an answer that states each of them with its citation."""
+    answer, kept, details = grounded_output(
+        question, candidates, passages, clean_answer(prose, passages), context.answer_style
+    )
+    return answer_update(answer, kept, abstained=answer == NOT_IN_DOCUMENTS, **details, **decision)
