@@ -25,7 +25,7 @@ install-local: $(VENV)/.installed-local
 
 demo: install-local
 	$(BIN)/disambig ingest --demo
-	$(BIN)/disambig ask "What is HP?"
+	$(BIN)/disambig ask "What is HP?" --method auto
 
 test: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc

@@ -88,10 +88,16 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
 
 
+def complete_sentences(prose: str) -> list[str]:
+    """The model's sentences without a last one cut off mid-way (by the length cap)."""
+    found = sentences(prose)
+    return found[:-1] if len(found) > 1 and not _COMPLETE.search(found[-1]) else found
+
+
 def usable_sentences(prose: str) -> list[str]:
-    """The model's sentences a reader can trust: complete (the last one may have been cut by
-    the length cap), citing a passage, and not claiming the documents are silent."""
-    return [s for s in sentences(prose) if _COMPLETE.search(s) and _CITATION.search(s) and not _SILENT.search(s)]
+    """The model's sentences a reader can trust next to grounded readings: complete, citing a
+    passage, and not claiming the documents are silent."""
+    return [s for s in complete_sentences(prose) if _CITATION.search(s) and not _SILENT.search(s)]
 
 
 def covers(text: str, item: dict, passages: list[dict], threshold: float = SUPPORT) -> bool:
@@ -110,10 +116,10 @@ def stated(item: dict, passages: list[dict]) -> str:
 def compose_answer(prose: str, kept: list[dict], direct: dict | None, passages: list[dict], style: str = "checked") -> str:
     """The final answer: every kept reading stated with its citation. `checked` keeps the
     model's usable sentences and adds a templated one per reading they miss; `template` uses
-    the templated sentences only. Nothing grounded: the usable sentences, or NOT_IN_DOCUMENTS."""
+    the templated sentences only. Nothing grounded: the complete sentences, or NOT_IN_DOCUMENTS."""
+    if not kept and direct is None:  # nothing to contradict: the model's complete sentences, if any
+        return " ".join(complete_sentences(prose)) or NOT_IN_DOCUMENTS
     usable = usable_sentences(prose) if style == "checked" else []
-    if not kept and direct is None:
-        return " ".join(usable) or NOT_IN_DOCUMENTS
     if not kept:
         text = " ".join(usable)
         if covers(text, direct, passages):
