@@ -4,8 +4,10 @@ signals, then answer like vanilla or run an ambiguity method.
 retrieve_for_gate (2k passages) -> assess_ambiguity (no LLM: query detector, focus of the
 passages on the question, ADF coherence; agent/steps/ambiguity_signals.py) ->
   clear:                      keep_top_passages -> synthesize_answer (vanilla's shared node)
-  ambiguous, budget "fast":   spread_over_senses (ADF's clusters, round-robin) -> synthesize_answer
-                              guided by each cluster's subject (one call, like vanilla)
+  ambiguous, budget "fast":   spread_over_senses (maximal marginal relevance over the 2k) ->
+                              answer_each_sense: the shared synthesis guided by the sense groups
+                              (one call, like vanilla), plus an extractive reading for each
+                              group no kept reading cites
   ambiguous, budget "thorough": the DIVA graph as a subgraph (several calls, per-reading verification)
 Either way the shared synthesis keeps only grounded, distinct interpretations and states each.
 `decision` = {ambiguous, branch, interpretations_source, auto: {signals, fired, thresholds, method}};
@@ -24,14 +26,18 @@ from agent.errors import InputError, validate_question
 from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.state import InputState, OutputState, Passage, RAGState
 from agent.steps.ambiguity_signals import DEFAULT_THRESHOLDS, GateThresholds, detector_signal, is_ambiguous, passage_signals
-from agent.steps.coherence import cluster_passages
-from agent.steps.nodes import synthesize_answer
+from agent.steps.coherence import cosine
+from agent.steps.grounding import content_tokens
+from agent.steps.interpretations import NOT_IN_DOCUMENTS, sentences, stated
+from agent.steps.nodes import answer_update, synthesize_answer
 from agent.usage import emit, tracked
 from graphs.diva import DIVAContext
 from graphs.diva import graph as diva_graph
 
 Budget = Literal["fast", "thorough"]
 METHOD_FOR_BUDGET = {"fast": "sense-spread synthesis", "thorough": "diva"}
+MMR_WEIGHT = 0.5  # relevance against redundancy when spreading the passages over the senses
+SAME_SENSE = 0.5  # cosine at which two passages count as one sense (packaged MiniLM encoder)
 
 
 @dataclass(kw_only=True)
@@ -89,7 +95,8 @@ def assess_ambiguity(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
         "decision": {
             "ambiguous": ambiguous, "branch": "ambiguous" if ambiguous else "clear",
             "interpretations_source": "diva" if method == "diva" else "synthesis",
-            "auto": {"signals": signals, "fired": fired, "method": method, "budget": context.budget,
+            "auto": {"gate": "ambiguous" if ambiguous else "clear", "signals": signals, "fired": fired,
+                     "method": method, "budget": context.budget,
                      "thresholds": {"detector": thresholds.detector, "focus": thresholds.focus}},
         },
     }
@@ -109,30 +116,20 @@ def keep_top_passages(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
     return {"passages": (state.get("detection_passages") or [])[:runtime.context.k]}
 
 
-def round_robin(clusters: list[list[int]], limit: int) -> list[int]:
-    """Indices taken one per cluster in turn (best cluster first), up to `limit`."""
-    order: list[int] = []
-    depth = 0
-    while len(order) < limit and any(depth < len(c) for c in clusters):
-        order += [c[depth] for c in clusters if depth < len(c)][: limit - len(order)]
-        depth += 1
-    return order
-
-
 @tracked
 def spread_over_senses(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
-    """k passages spread over the senses: ADF's clusters of the 2k passages (those near the
-    question), one passage from each in turn; each cluster's top title guides the synthesis."""
+    """k of the 2k passages by maximal marginal relevance (near the question, far from the ones
+    already chosen), so each sense gets a passage; grouped by similarity, each group's title
+    guides the synthesis."""
     context = runtime.context
     passages = state.get("detection_passages") or []
     if len(passages) < 3:
         return {"passages": passages[:context.k]}
     retriever = get_retriever(context)
-    clusters = [c for c in cluster_passages(passage_vectors(retriever, passages),
-                                            retriever.embed_queries([state["question"]])[0]) if c["kept"]]
-    chosen = sorted(round_robin([sorted(c["members"]) for c in clusters], context.k) or range(context.k))
-    groups = [[chosen.index(i) + 1 for i in sorted(c["members"]) if i in chosen] for c in clusters]
-    subjects = [(passages[min(c["members"])]["title"], numbers) for c, numbers in zip(clusters, groups) if numbers]
+    vectors = passage_vectors(retriever, passages)
+    chosen = sorted(diverse_order(vectors, retriever.embed_queries([state["question"]])[0], context.k))
+    groups = sense_groups(vectors[chosen])
+    subjects = [(passages[chosen[group[0]]]["title"], [i + 1 for i in group]) for group in groups]
     guidance = ("This question may mean different things. The passages fall into these groups: "
                 + "; ".join(f"{title} (passages {', '.join(map(str, numbers))})" for title, numbers in subjects)
                 + ". Give one interpretation for each group the passages answer, with a question that names "
@@ -141,18 +138,81 @@ def spread_over_senses(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
             "decision": {"auto_subjects": [title for title, _ in subjects]}}
 
 
+def diverse_order(vectors, query_vector, limit: int, weight: float = MMR_WEIGHT) -> list[int]:
+    """Maximal marginal relevance: indices chosen one at a time by
+    weight * cos(question, p) - (1 - weight) * max cos(p, chosen)."""
+    relevance = [cosine(query_vector, v) for v in vectors]
+    chosen: list[int] = []
+    while len(chosen) < min(limit, len(vectors)):
+        def gain(i: int) -> float:
+            redundancy = max((cosine(vectors[i], vectors[j]) for j in chosen), default=0.0)
+            return weight * relevance[i] - (1 - weight) * redundancy
+        chosen.append(max((i for i in range(len(vectors)) if i not in chosen), key=gain))
+    return chosen
+
+
+def sense_groups(vectors, threshold: float = SAME_SENSE) -> list[list[int]]:
+    """Greedy grouping in rank order: a passage joins the first group whose first passage is at
+    least `threshold` similar to it, else starts a group."""
+    groups: list[list[int]] = []
+    for i in range(len(vectors)):
+        home = next((g for g in groups if cosine(vectors[g[0]], vectors[i]) >= threshold), None)
+        if home is None:
+            groups.append([i])
+        else:
+            home.append(i)
+    return groups
+
+
+@tracked
+def answer_each_sense(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
+    """The shared synthesis, then, for each sense group of the passages that no kept reading
+    cites, an extractive reading: the group's first passage's first sentence that mentions the
+    question (grounded by construction, cited). Small models often write one reading only."""
+    update = synthesize_answer(state, runtime)
+    if update["decision"].get("abstained") and update["answer"] != NOT_IN_DOCUMENTS:
+        return update  # the model failed: nothing to add to
+    passages = state.get("passages") or []
+    vectors = passage_vectors(get_retriever(runtime.context), passages) if passages else []
+    cited = {c for item in update["interpretations"] for c in item["citations"]}
+    added = []
+    for group in sense_groups(vectors):
+        if not any(passages[i]["id"] in cited for i in group):
+            added.append(extractive_reading(state["question"], passages[group[0]]))
+    if not added:
+        return update
+    interpretations = update["interpretations"] + added
+    lead = [] if update["answer"] == NOT_IN_DOCUMENTS else [update["answer"]]
+    answer = " ".join(lead + [stated(item, passages) for item in added])
+    return {**update, **answer_update(answer, interpretations, abstained=False,
+                                      **{**update["decision"], "extractive_readings": len(added)})}
+
+
+def extractive_reading(question: str, passage: dict) -> dict:
+    """A reading named after the passage's title, answered by its sentence about the question."""
+    wanted = set(content_tokens(question))
+    found = sentences(passage["text"])
+    sentence = next((s for s in found if wanted & set(content_tokens(s))), found[0] if found else passage["text"])
+    if len(sentence) > 240:
+        sentence = sentence[:240].rsplit(" ", 1)[0] + " ..."
+    return {"question": f"{question.strip().rstrip('?')} ({passage['title']})?", "answer": sentence.rstrip("."),
+            "citations": [passage["id"]]}
+
+
 builder = StateGraph(AutoState, context_schema=AutoContext, input_schema=InputState, output_schema=OutputState)
 builder.add_node("retrieve_for_gate", retrieve_for_gate)
 builder.add_node("assess_ambiguity", assess_ambiguity)
 builder.add_node("keep_top_passages", keep_top_passages)
 builder.add_node("spread_over_senses", spread_over_senses)
 builder.add_node("synthesize_answer", synthesize_answer)
+builder.add_node("answer_each_sense", answer_each_sense)
 builder.add_node("diva", diva_graph)
 builder.add_edge(START, "retrieve_for_gate")
 builder.add_edge("retrieve_for_gate", "assess_ambiguity")
 builder.add_conditional_edges("assess_ambiguity", route_after_assess_ambiguity)
 builder.add_edge("keep_top_passages", "synthesize_answer")
-builder.add_edge("spread_over_senses", "synthesize_answer")
+builder.add_edge("spread_over_senses", "answer_each_sense")
+builder.add_edge("answer_each_sense", END)
 builder.add_edge("synthesize_answer", END)
 builder.add_edge("diva", END)
 
