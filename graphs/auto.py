@@ -175,17 +175,23 @@ def answer_each_sense(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
     passages = state.get("passages") or []
     vectors = passage_vectors(get_retriever(runtime.context), passages) if passages else []
     cited = {c for item in update["interpretations"] for c in item["citations"]}
+    asked = set(content_tokens(state["question"]))
+    named = [set(content_tokens(p["title"])) - asked for p in passages if p["id"] in cited]
     added = []
     for group in sense_groups(vectors):
-        if not any(passages[i]["id"] in cited for i in group):
-            added.append(extractive_reading(state["question"], passages[group[0]]))
+        first = passages[group[0]]
+        title = set(content_tokens(first["title"])) - asked
+        if any(passages[i]["id"] in cited for i in group) or any(title & other for other in named):
+            continue  # a reading already covers this sense (same passages, or a title naming the same thing)
+        named.append(title)
+        added.append(extractive_reading(state["question"], first))
     if not added:
         return update
     interpretations = update["interpretations"] + added
     lead = [] if update["answer"] == NOT_IN_DOCUMENTS else [update["answer"]]
     answer = " ".join(lead + [stated(item, passages) for item in added])
-    return {**update, **answer_update(answer, interpretations, abstained=False,
-                                      **{**update["decision"], "extractive_readings": len(added)})}
+    decision = {**update["decision"], "abstained": False, "extractive_readings": len(added)}
+    return {**update, **answer_update(answer, interpretations, **decision)}
 
 
 def extractive_reading(question: str, passage: dict) -> dict:

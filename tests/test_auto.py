@@ -43,7 +43,8 @@ def test_diverse_order_prefers_a_new_direction_over_a_near_copy():
     import numpy as np
 
     vectors = np.array([[1.0, 0.0], [0.99, 0.14], [0.6, 0.8]])
-    assert diverse_order(vectors, np.array([1.0, 0.3]), 2) == [0, 2]
+    # the near copy of the best passage is skipped for the one in a new direction
+    assert diverse_order(vectors, np.array([1.0, 0.3]), 2) == [1, 2]
     assert sense_groups(vectors, 0.9) == [[0, 1], [2]]
 
 
@@ -64,7 +65,7 @@ def test_an_ambiguous_question_spreads_the_passages_over_the_senses(scripted, de
     (prompt,) = [c["text"] for c in scripted.calls if SYNTH in c["text"]]
     assert "The passages fall into these groups" in prompt
     assert {"Hewlett-Packard", "horsepower"} <= {i["answer"] for i in result["interpretations"]}
-    assert "horsepower" in result["answer"]  # the reading the prose missed is stated too
+    assert "horsepower" in result["answer"].casefold()  # the reading the prose missed is stated too
 
 
 def test_senses_no_reading_covers_get_an_extractive_reading(scripted, demo_index):
