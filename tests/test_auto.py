@@ -45,7 +45,12 @@ def test_diverse_order_prefers_a_new_direction_over_a_near_copy():
     vectors = np.array([[1.0, 0.0], [0.99, 0.14], [0.6, 0.8]])
     # the near copy of the best passage is skipped for the one in a new direction
     assert diverse_order(vectors, np.array([1.0, 0.3]), 2) == [1, 2]
-    assert sense_groups(vectors, 0.9) == [[0, 1], [2]]
+    passages = [{"title": "Hit points", "text": "Hit points, abbreviated HP."},
+                {"title": "HP 200A", "text": "Sold by Hewlett-Packard."},
+                {"title": "HP Inc", "text": "Hewlett-Packard split in two."}]
+    # near copies group by cosine; passages naming the same thing group whatever their cosine
+    assert sense_groups(vectors, passages, "What is HP?", 0.9) == [[0, 1], [2]]
+    assert sense_groups(vectors, passages, "What is HP?", 0.999) == [[0], [1, 2]]
 
 
 def test_an_ambiguous_question_spreads_the_passages_over_the_senses(scripted, demo_index):
