@@ -44,7 +44,7 @@ def test_ask_streams_stages_answer_and_sources(capsys, demo_index, scripted):
     code, out, err = run(capsys, "ask", "What is HP?", "--method", "vanilla", "--index", demo_index, "--model", "scripted", "--k", "3")
     assert code == 0
     assert "· retrieve" in err and "· synthesize_answer" in err
-    assert out.startswith("HP can mean the company Hewlett-Packard [1]")
+    assert out.startswith("HP can mean the company Hewlett-Packard [2]")
     assert "Interpretations:" in out and "Sources:" in out and "[3]" in out
 
 
