@@ -22,7 +22,7 @@ ANSWER = json.dumps({"answer": "HP is the company Hewlett-Packard [1], whereas h
 # title substring -> (interpretation, answer); the answers occur in every passage with that title
 COMPANY = ("What is HP, the technology company?", "Hewlett-Packard")
 UNIT = ("What is hp, the unit of power?", "horsepower")
-GAMES = ("What does HP mean in role-playing games?", "the HP of a game character")
+GAMES = ("What does HP mean in role-playing games?", "HP in games")
 SENSES = {"Hewlett-Packard": COMPANY, "orsepower": UNIT, "Hit points": GAMES, "Health points": GAMES,
           "HP in Japanese": GAMES, "Regenerating health": GAMES}
 NULL = json.dumps({"interpretation": None, "answer": None})
@@ -70,7 +70,9 @@ def test_many_clusters_keep_one_medoid_each_with_the_citations_of_all_members(sc
     for key in ("Hewlett-Packard", "orsepower", "Hit points"):
         (question, answer) = SENSES[key]
         expected = {p["passage_id"] for p in decision["verdict"]["pairs"] if p.get("question") == question}
-        assert len(expected) >= 3 and set(questions[question]["citations"]) == expected
+        # the merged citations, less any passage that does not contain the answer (grounding check)
+        assert len(expected) >= 3 and 3 <= len(set(questions[question]["citations"])) and set(
+            questions[question]["citations"]) <= expected
         assert questions[question]["answer"] == answer
     consolidation = decision["verdict"]["consolidation"]
     assert consolidation["clusters"] == 3 and consolidation["noise"] == 0 and not consolidation["all_noise"]
@@ -261,9 +263,11 @@ def test_streaming_shows_interpretations_related_questions_and_answer_tokens(scr
     kinds = [event["event"] for event in events]
     assert kinds.index("interpretations") < kinds.index("related_questions") < kinds.index("token")
     streamed = "".join(event["text"] for event in events if event["event"] == "token")
-    assert streamed == events[-1]["result"]["answer"]
+    # the final answer is the streamed one plus a sentence for each reading it did not state
+    final = events[-1]["result"]
+    assert final["answer"].startswith(streamed) and GAMES[1] in final["answer"]
     # the per-passage extraction is not silent: one status line per finished passage
-    k = len(events[-1]["result"]["decision"]["universe"])
+    k = len(final["decision"]["verdict"]["universe"])
     progress = [event["text"] for event in events if event["event"] == "status"]
     assert progress == [f"extraction: {n} of {k} passages done" for n in range(1, k + 1)]
 
