@@ -16,10 +16,14 @@ SYNTHESIZE = "passage_meanings"
 
 READINGS = ["What is HP, the company?", "What is hp, the unit of power?", "What does HP mean in games?"]
 AMBIGUITY = json.dumps({"reason": "HP names a company, a unit and a game statistic.", "types": ["[AmbSub]"]})
-EXTRACTION = json.dumps({"interpretations": [
-    {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1]},
-    {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [2, 42]},
-]})
+def EXTRACTION(messages) -> str:
+    """Two readings, each citing the first shown passage that contains its answer (the unit's
+    also cites a passage number that does not exist)."""
+    company, unit = passage_number(messages, "Hewlett-Packard"), passage_number(messages, "horsepower")
+    return json.dumps({"interpretations": [
+        {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [company]},
+        {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [unit, 42]},
+    ]})
 
 
 def SYNTHESIS(messages) -> str:

@@ -78,7 +78,7 @@ def test_senses_no_reading_covers_get_an_extractive_reading(scripted, demo_index
     result = api.ask("What is HP?", "auto", context(demo_index))
     by_id = {p["id"]: p for p in result["passages"]}
     readings = result["interpretations"]
-    assert len(readings) >= 2 and result["decision"]["extractive_readings"] == len(readings)
+    assert len(readings) >= 2 and result["decision"]["auto"]["extractive_readings"] == len(readings)
     for number, item in enumerate(readings):
         (cited,) = item["citations"]
         assert item["answer"] in by_id[cited]["text"] and by_id[cited]["title"] in item["question"]
@@ -99,8 +99,12 @@ def test_a_clear_question_is_answered_like_vanilla(scripted, demo_index):
 def test_the_thorough_budget_runs_diva_as_a_subgraph(scripted, demo_index):
     script_diva(scripted, verdicts={"What is HP, the company?": "Yes"})
     result = api.ask("What is HP?", "auto", context(demo_index, budget="thorough"))
-    assert result["decision"]["auto"]["method"] == "diva" and result["decision"]["interpretations_source"] == "diva"
-    assert "grade" in result["decision"]
+    decision = result["decision"]
+    assert decision["auto"]["method"] == "diva" and decision["interpretations_source"] == "diva"
+    # the common decision is auto's own choice; DIVA's detail, with the branch it took, is under `diva`
+    assert decision["ambiguous"] is True and decision["branch"] == "ambiguous"
+    assert decision["diva"]["grade"] == "PartialUseful" and decision["diva"]["branch"] == "passages"
+    assert "grade" not in decision["auto"] and decision["abstained"] is False
     assert result["route"][:2] == ["retrieve_for_gate", "assess_ambiguity"]
     assert "synthesize_answer" in result["route"] and "verify_passages" in result["route"]
 

@@ -222,4 +222,6 @@ def test_final_interpretations_are_the_extracted_ones_not_a_second_synthesized_l
     assert result["route"][-2:] == ["extract_interpretations", "synthesize_answer"]
     assert [(i["question"], i["answer"]) for i in result["interpretations"]] == [
         ("What is HP, the company?", "Hewlett-Packard"), ("What is hp, the unit?", "horsepower")]
-    assert result["answer"] == "HP is a company [1]."
+    # the model's sentence, then each extracted reading it did not state, with its citation
+    assert result["answer"].startswith("HP is a company [1].") and "printer" not in result["answer"]
+    assert "Hewlett-Packard [" in result["answer"] and "Horsepower [" in result["answer"]
