@@ -322,3 +322,24 @@ def test_verdict_with_the_real_small_model_makes_the_counted_calls(demo_index):
     assert cited <= set(decision["verdict"]["universe"]) and cited <= set(result["cited"])
     assert [p["id"] for p in result["passages"]] == decision["verdict"]["universe"]
     assert result["answer"].strip()
+
+
+def test_related_questions_number_only_the_passages_the_grounding_check_kept():
+    from langgraph.runtime import Runtime
+
+    from graphs.verdict import VERDICTContext
+    from graphs.verdict import synthesize_answer as verdict_synthesis
+
+    passages = [{"id": "a", "title": "Hit points", "text": "Hit points measure a character's health."},
+                {"id": "b", "title": "Hewlett-Packard", "text": "Hewlett-Packard is a technology company."},
+                {"id": "c", "title": "Horsepower", "text": "Horsepower is a unit of power."}]
+    state = {"question": "What is HP?", "passages": passages, "interpretations": [
+        # cites a and b, but only b contains the answer: the listing must say [2], not [1] [2]
+        {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": ["a", "b"]},
+        {"question": "What is HP in games?", "answer": "a medieval sword", "citations": ["a"]},  # not grounded
+    ]}
+    update = verdict_synthesis(state, Runtime(context=VERDICTContext(synthesize=False)))
+    assert update["interpretations"] == [
+        {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": ["b"]}]
+    assert update["decision"]["related_questions"] == ["What is HP, the company? -> Hewlett-Packard [2]"]
+    assert update["answer"] == "Related questions:\n- What is HP, the company? -> Hewlett-Packard [2]"
