@@ -34,7 +34,7 @@ def deployment(postgres, chroma_server, tmp_path_factory):
         try:
             for replica in replicas:
                 replica.wait_ready()
-            yield {"replicas": replicas, "url": url, "fake": fake, "context": {"model": "openai:fake"}}
+            yield {"replicas": replicas, "url": url, "fake": fake, "context": {"model": "openai:fake", "downstream": "vanilla"}}
         finally:
             for replica in replicas:
                 replica.stop()

@@ -17,7 +17,8 @@ def chat(scripted, demo_index, database_url, monkeypatch, capsys):
 
     def run(*lines, extra=()):
         monkeypatch.setattr("sys.stdin", io.StringIO("".join(f"{line}\n" for line in lines)))
-        code = main(["chat", "--thread", "pg-demo", "--model", "scripted", "--index", demo_index, *extra])
+        code = main(["chat", "--thread", "pg-demo", "--model", "scripted", "--index", demo_index,
+                     "--method", "vanilla", *extra])  # the thread store is under test: vanilla answers
         captured = capsys.readouterr()
         return code, captured.out, captured.err
 
@@ -34,13 +35,13 @@ def test_chat_thread_and_waiting_question_live_in_postgres(chat, database_url, m
     assert threads == {"pg-demo"}
     monkeypatch.delenv("DISAMBIG_DATABASE_URL")
     code, out, err = chat("2", "/quit", extra=["--database-url", database_url])  # the flag works as the env does
-    assert "thread pg-demo (1 earlier messages)" in err
+    assert "thread pg-demo (2 earlier messages)" in err
     assert "Which of these did you mean?" in out and "assistant> HP is Hewlett-Packard" in out
 
 
 def test_two_sessions_on_one_database_share_the_thread(scripted, demo_index, database_url):
     scripted.rules.extend(chat_rules())
-    settings = {"model": "scripted", "index_dir": demo_index}
+    settings = {"model": "scripted", "index_dir": demo_index, "downstream": "vanilla"}
     with open_checkpointer(database_url=database_url) as saver:
         events = list(ChatSession(saver, "shared", settings).send("What is HP?"))
         assert events[-1]["event"] == "clarification" and len(events[-1]["options"]) == 2
