@@ -70,4 +70,4 @@ def test_sigkill_mid_stream_the_other_replica_resumes_from_the_last_checkpoint(r
             tokens = "".join(d["text"] for n, d in sse_events(r) if n == "custom" and d.get("event") == "token")
         assert tokens and b.get(f"/threads/{waiting}/state").json()["next"] == []
         history = b.get(f"/threads/{streaming}/state").json()["values"]["messages"]
-        assert [m["type"] for m in history] == ["human"]  # waiting at its question, nothing doubled
+        assert [m["type"] for m in history] == ["human", "ai"]  # waiting at its question (asked once), nothing doubled

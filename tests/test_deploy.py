@@ -66,7 +66,7 @@ def test_two_replicas_serve_one_thread_through_a_clarification(deployment):
         tokens = "".join(d["text"] for n, d in events if n == "custom" and d["event"] == "token")
         assert tokens == json.loads(FOCUSED)["answer"]
         state = a.get(f"/threads/{thread}/state").json()
-        assert state["next"] == [] and [m["type"] for m in state["values"]["messages"]] == ["human", "ai"]
+        assert state["next"] == [] and [m["type"] for m in state["values"]["messages"]] == ["human", "ai", "human", "ai"]
         assert state["values"]["passages"] and deployment["fake"].requests[-1]["model"] == "fake"
     with psycopg.connect(deployment["url"]) as db:  # threads, runs and checkpoints are rows in PostgreSQL
         owner, status = db.execute("SELECT user_id, status FROM thread WHERE thread_id = %s", (thread,)).fetchone()
@@ -117,7 +117,8 @@ def test_threads_belong_to_their_creator(deployment):
                                                                    "input": {"question": "What is a jaguar?"}})
         assert asked.status_code in (403, 404)
         state = alice.get(f"/threads/{thread}/state").json()
-        assert state["next"] == ["ask_clarification"] and len(state["values"]["messages"]) == 1
+        # her question and the clarification it asked; nothing of Bob's
+        assert state["next"] == ["ask_clarification"] and len(state["values"]["messages"]) == 2
         assert thread in {t["thread_id"] for t in alice.post("/threads/search", json={}).json()}
         assert alice.delete(f"/threads/{thread}").status_code in (200, 204)
         assert alice.get(f"/threads/{thread}").status_code == 404
