@@ -25,7 +25,7 @@ install-local: $(VENV)/.installed-local
 
 demo: install-local
 	$(BIN)/disambig ingest --demo
-	$(BIN)/disambig ask "What is HP?"
+	$(BIN)/disambig ask "What is HP?" --method auto
 
 # tests/test_browser.py drives Debian's chromium (Playwright never downloads a browser here)
 .PHONY: chromium

@@ -84,6 +84,10 @@ class Context:
         "DISAMBIG_RETRIEVAL", "hybrid", str, "Retriever: dense, sparse or hybrid (RRF)"
     )
     k: int = field(default=5, metadata={"description": "Passages retrieved per query"})
+    answer_style: Literal["checked", "template"] = _env_field(
+        "DISAMBIG_ANSWER_STYLE", "checked", str,
+        "Final answer: the model's checked sentences plus one per reading they miss (checked), or readings only (template)",
+    )
     temperature: float = field(default=0.0, metadata={"description": "Sampling temperature"})
     max_tokens: int = field(default=700, metadata={"description": "Completion token cap per LLM call"})
     concurrency: int = _env_field("DISAMBIG_CONCURRENCY", 4, int, "Parallel LLM calls at most")

@@ -24,6 +24,7 @@ COUNTERS = (
     "malformed",
     "abstentions",
     "invalid_citations",
+    "dropped_interpretations",  # interpretations not grounded in their cited passage, or not distinct
     "cached_replies",  # replies replayed from `disambig eval`'s response cache: no live latency
     "llm_rounds",  # sequential rounds of LLM calls: calls made side by side count once
 )

@@ -61,7 +61,7 @@ class ChatContext(RewriteContext):
     """The rewrite settings, the answering method, and when to ask the user to choose."""
 
     downstream: Literal[ANSWERING_METHODS] = field(  # type: ignore[valid-type]
-        default="vanilla", metadata={"description": "Method that answers each (rewritten) message"},
+        default="auto", metadata={"description": "Method that answers each (rewritten) message"},
     )
     clarify: bool = field(
         default=True,

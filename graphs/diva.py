@@ -29,7 +29,7 @@ from agent.llm.answers import clean_answer
 from agent.llm.prompts import format_passages, fragment
 from agent.llm.schemas import CitedInterpretation
 from agent.state import InputState, OutputState, starts_turn
-from agent.usage import emit, tracked
+from agent.usage import emit, record, tracked
 
 UNSUPPORTED = "Not supported by the indexed documents; from the model's general knowledge, unverified:"
 
@@ -107,9 +107,11 @@ def answer_closed_book(state: DiversifyState, runtime: Runtime[DIVAContext]) -> 
     decision = {"branch": "closed_book", "interpretations_source": "closed_book", "supported_by_corpus": False}
     if reply is None:
         return answer_update(f"{UNSUPPORTED} {MODEL_FAILED}", [], abstained=True, **decision)
-    interpretations = interpretations_from(reply, [])  # no passages: nothing to cite
+    unsupported = interpretations_from(reply, [])  # no passages: nothing cites, nothing is grounded
+    if unsupported:
+        record(dropped_interpretations=len(unsupported))
     answer = f"{UNSUPPORTED} {clean_answer(reply.answer, [])}"  # nothing to cite
-    return answer_update(answer, interpretations, abstained=False, **decision)
+    return answer_update(answer, [], abstained=False, ungrounded_readings=unsupported, **decision)
 
 
 builder = StateGraph(DiversifyState, context_schema=DIVAContext, input_schema=InputState, output_schema=OutputState)

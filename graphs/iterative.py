@@ -21,7 +21,7 @@ from agent.retrieval.retriever import passage_vectors
 from agent.errors import validate_question
 from agent.llm.answers import clean_query
 from agent.llm.calls import generate_structured, generate_text
-from agent.steps.nodes import MODEL_FAILED, NO_PASSAGES, answer_update, interpretations_from
+from agent.steps.nodes import MODEL_FAILED, NO_PASSAGES, answer_update, grounded_update, interpretations_from
 from agent.llm.answers import clean_answer
 from agent.llm.prompts import format_passages
 from agent.retrieval.retriever import get_retriever
@@ -184,11 +184,12 @@ def deliver_answer(state: IterativeState, runtime: Runtime[IterativeContext]) ->
     reason = state.get("stop_reason") or stop_reason(state, runtime.context.progress_threshold) or "stopped"
     if draft["answer"] == NO_PASSAGES:
         reason = "no passages"
-    return answer_update(
-        draft["answer"], draft["interpretations"], abstained=draft["failed"],
-        iterations=state.get("iteration", 0), max_iterations=state.get("max_iterations"),
-        queries=state.get("queries") or [], progress=state.get("progress") or [], stop_reason=reason,
-    )
+    details = {"iterations": state.get("iteration", 0), "max_iterations": state.get("max_iterations"),
+               "queries": state.get("queries") or [], "progress": state.get("progress") or [], "stop_reason": reason}
+    if draft["failed"]:
+        return answer_update(draft["answer"], [], abstained=True, **details)
+    return grounded_update(runtime.context, state["question"], draft["interpretations"], state.get("passages") or [],
+                           draft["answer"], **details)
 
 
 builder = StateGraph(IterativeState, context_schema=IterativeContext, input_schema=InputState, output_schema=OutputState)

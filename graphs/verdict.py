@@ -24,8 +24,9 @@ from agent.steps.extraction import Extracted, extract_one, related_questions
 from agent.steps.grounding import GroundingMode, entailed, overlap_problem
 from agent.llm.calls import generate_structured
 from agent.llm.models import PACKAGED
-from agent.steps.nodes import answer_update, retrieve
-from agent.llm.answers import cited_passage_ids, clean_answer
+from agent.steps.interpretations import checked_interpretations
+from agent.steps.nodes import answer_update, grounded_update, retrieve
+from agent.llm.answers import cited_passage_ids
 from agent.llm.prompts import format_passages
 from agent.steps.relax import RelaxedRetrievalContext, relax_query
 from agent.retrieval.retriever import get_retriever
@@ -161,12 +162,13 @@ def synthesize_answer(state: VerdictState, runtime: Runtime[VERDICTContext]) -> 
     """A long-form answer over the grounded interpretations only; the interpretations are
     also listed as related questions with passage numbers, as an assistant shows them."""
     context = runtime.context
-    interpretations = state.get("interpretations") or []
-    if not interpretations:
-        return answer_update(NOTHING_GROUNDED, [], abstained=True, branch="nothing_grounded", related_questions=[])
     passages = state.get("passages") or []
+    checked = checked_interpretations(state["question"], state.get("interpretations") or [], passages)
+    interpretations, direct, _ = checked  # the readings kept: the listing cites what they cite
+    if not interpretations and direct is None:
+        return answer_update(NOTHING_GROUNDED, [], abstained=True, branch="nothing_grounded", related_questions=[])
     listing = related_questions(interpretations, passages)  # numbered as in `passages`
-    cited_ids = set(cited_passage_ids("", interpretations, passages))
+    cited_ids = set(cited_passage_ids("", interpretations + ([direct] if direct else []), passages))
     shown = [(number, p) for number, p in enumerate(passages, 1) if p["id"] in cited_ids]
     emit({"event": "related_questions", "items": listing})
     block = "Related questions:\n" + "\n".join(f"- {line}" for line in listing)
@@ -177,12 +179,13 @@ def synthesize_answer(state: VerdictState, runtime: Runtime[VERDICTContext]) -> 
         question=state["question"], interpretations="\n".join(f"{n}. {line}" for n, line in enumerate(listing, 1)),
         passages=format_passages([p for _, p in shown], numbers=[n for n, _ in shown]),
     )
-    answer = clean_answer(reply.answer, passages) if reply is not None else ""
-    synthesized = bool(answer)
-    answer = answer or NO_SUMMARY + "\n" + "\n".join(f"- {line}" for line in listing)
-    update = answer_update(answer, interpretations, abstained=False, synthesized=synthesized, related_questions=listing)
-    if synthesized:
-        update["messages"] = [AIMessage(f"{answer}\n\n{block}")]
+    synthesized = reply is not None and bool(reply.answer.strip())
+    if not synthesized:
+        answer = NO_SUMMARY + "\n" + "\n".join(f"- {line}" for line in listing)
+        return answer_update(answer, interpretations, abstained=False, synthesized=False, related_questions=listing)
+    update = grounded_update(context, state["question"], interpretations, passages, reply.answer, checked=checked,
+                             synthesized=True, related_questions=listing)
+    update["messages"] = [AIMessage(f"{update['answer']}\n\n{block}")]
     return update
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+from tests.scripted import passage_number
+
 IDENTIFY = "the types that apply"
 INFER = "disambiguated questions, one per distinct reading"
 VERIFY = "Which of these questions do the passages answer?"
@@ -14,18 +16,27 @@ SYNTHESIZE = "passage_meanings"
 
 READINGS = ["What is HP, the company?", "What is hp, the unit of power?", "What does HP mean in games?"]
 AMBIGUITY = json.dumps({"reason": "HP names a company, a unit and a game statistic.", "types": ["[AmbSub]"]})
-EXTRACTION = json.dumps({"interpretations": [
-    {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1]},
-    {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [2, 42]},
-]})
-SYNTHESIS = json.dumps({
-    "passage_meanings": ["company", "unit"],
-    "interpretations": [
-        {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1]},
-        {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [2]},
-    ],
-    "answer": "HP is the company Hewlett-Packard [1], whereas hp is also horsepower [2].",
-})
+def EXTRACTION(messages) -> str:
+    """Two readings, each citing the first shown passage that contains its answer (the unit's
+    also cites a passage number that does not exist)."""
+    company, unit = passage_number(messages, "Hewlett-Packard"), passage_number(messages, "horsepower")
+    return json.dumps({"interpretations": [
+        {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [company]},
+        {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [unit, 42]},
+    ]})
+
+
+def SYNTHESIS(messages) -> str:
+    """Two readings, each citing the first shown passage that contains its answer."""
+    company, unit = passage_number(messages, "Hewlett-Packard"), passage_number(messages, "horsepower")
+    return json.dumps({
+        "passage_meanings": ["company", "unit"],
+        "interpretations": [
+            {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [company]},
+            {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [unit]},
+        ],
+        "answer": f"HP is the company Hewlett-Packard [{company}], whereas hp is also horsepower [{unit}].",
+    })
 CLOSED = json.dumps({
     "interpretations": [{"question": "What is HP, the company?", "answer": "a computer maker"},
                         {"question": "what is HP, the company? ", "answer": "A computer maker"}],  # a loop

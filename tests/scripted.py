@@ -80,3 +80,14 @@ class ScriptedChatModel(BaseChatModel):
             if run_manager:
                 run_manager.on_llm_new_token(piece, chunk=chunk)
             yield chunk
+
+
+def passage_number(messages: list[BaseMessage], word: str) -> int:
+    """The number of the first passage shown in the last message that contains `word` (1 when
+    none does): scripted replies cite the passage that really supports their answer."""
+    import re
+
+    for number, body in re.findall(r"^\[(\d+)\] (.*)$", str(messages[-1].content), re.MULTILINE):
+        if word.casefold() in body.casefold():
+            return int(number)
+    return 1

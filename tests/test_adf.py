@@ -185,7 +185,11 @@ def test_ambiguous_gate_decomposes_over_all_ten_passages(scripted, demo_index):
     assert scores == sorted(scores, reverse=True) and scores[0] <= 2 * len(subs) / 61 + 1e-9
     synthesis_prompt = calls_with(scripted, SYNTH_MARKER)[-1]
     assert all(q in synthesis_prompt for q in subs)
-    assert result["interpretations"][0]["citations"] == [result["passages"][0]["id"]]
+    # the scripted reading cites passage 1; it is kept only when that passage names Hewlett-Packard
+    first = result["passages"][0]
+    grounded = "hewlett" in f"{first['title']} {first['text']}".casefold()
+    assert result["interpretations"] == ([{**json.loads(SYNTHESIS)["interpretations"][0], "citations": [first["id"]]}]
+                                         if grounded else [])
 
 
 def test_each_sub_question_call_sees_exactly_its_cluster(scripted, demo_index):

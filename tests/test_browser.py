@@ -121,10 +121,13 @@ def test_page_asks_streams_stages_and_a_clarification_choice_resumes_the_thread(
     page.wait_for_selector(".msg.clarification .options button", timeout=WAIT_MS)
     stages = page.inner_text(".stages")
     assert "classifying ambiguity" in stages and "retrieving passages" in stages
-    assert "interpretations found: 3 (2 grounded), asking which one you mean" in stages
+    # auto, the page's default: the model's two grounded readings (its uncited games reading is
+    # dropped) and an extractive reading for the games passages' sense
+    assert "interpretations found: 3 (3 grounded), asking which one you mean" in stages
     buttons = page.locator(".options button")
-    assert buttons.all_inner_texts() == ["1. What is HP, the company? (Hewlett-Packard)",
-                                         "2. What is hp, the unit? (horsepower)", "All of them"]
+    labels = buttons.all_inner_texts()
+    assert labels[:2] == ["1. What is HP, the company? (Hewlett-Packard)", "2. What is hp, the unit? (horsepower)"]
+    assert len(labels) == 4 and labels[2].startswith("3. What is HP (") and labels[-1] == "All of them"
     assert "· waiting" in page.inner_text("#threads li.current")
     shot(page, tmp_path, "1-clarification")
 
@@ -166,7 +169,8 @@ def test_all_of_them_answers_every_interpretation_and_the_method_list_comes_from
     page.wait_for_selector(".msg.ai .interps", timeout=WAIT_MS)
     assert page.inner_text(".interps h3") == "Interpretations (3)"
     items = page.locator(".interps li")
-    assert items.count() == 3 and items.nth(2).locator(".cite").count() == 0  # "HP in games" cites nothing
+    # every reading shown is grounded: each cites its passage (the uncited "HP in games" was dropped)
+    assert items.count() == 3 and all(items.nth(n).locator(".cite").count() >= 1 for n in range(3))
     assert page.inner_text(".msg.ai:not(.clarification)").startswith(json.loads(TWO_MEANINGS)["answer"][:40])
     page.set_viewport_size({"width": 380, "height": 700})  # a narrow window: the input stays on screen
     box = page.locator("#input").bounding_box()
@@ -214,9 +218,11 @@ def test_threads_reopen_with_history_and_a_waiting_question_after_a_server_resta
 
         page.click(f"#threads li[data-thread='{waiting}']")
         page.wait_for_selector(".options button")
-        page.locator(".options button").nth(1).click()  # the waiting question still resumes
+        # the waiting question still resumes (the scripted focused reply is the company's: choose it,
+        # so its reading is grounded in the focused passages and listed)
+        page.locator(".options button").nth(0).click()
         page.wait_for_selector(".msg.ai .interps", timeout=WAIT_MS)
-        assert page.locator(".msg.human").all_inner_texts() == ["What is HP?", "What is hp, the unit?"]
+        assert page.locator(".msg.human").all_inner_texts() == ["What is HP?", "What is HP, the company?"]
         shot(page, tmp_path, "7-resumed-after-restart")
         page.close()
     finally:

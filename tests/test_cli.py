@@ -31,7 +31,7 @@ def test_search_text_output(capsys, demo_index, mode):
 
 def test_ask_json_has_the_contract_fields(capsys, demo_index, scripted):
     scripted.rules.append(("Reply with JSON", SYNTHESIS))
-    code, out, _ = run(capsys, "ask", "What is HP?", "--index", demo_index, "--model", "scripted", "--json")
+    code, out, _ = run(capsys, "ask", "What is HP?", "--method", "vanilla", "--index", demo_index, "--model", "scripted", "--json")
     result = json.loads(out)
     assert code == 0
     assert {"answer", "interpretations", "passages", "route", "usage"} <= set(result)
@@ -41,16 +41,16 @@ def test_ask_json_has_the_contract_fields(capsys, demo_index, scripted):
 
 def test_ask_streams_stages_answer_and_sources(capsys, demo_index, scripted):
     scripted.rules.append(("Reply with JSON", SYNTHESIS))
-    code, out, err = run(capsys, "ask", "What is HP?", "--index", demo_index, "--model", "scripted", "--k", "3")
+    code, out, err = run(capsys, "ask", "What is HP?", "--method", "vanilla", "--index", demo_index, "--model", "scripted", "--k", "3")
     assert code == 0
     assert "· retrieve" in err and "· synthesize_answer" in err
-    assert out.startswith("HP can mean the company Hewlett-Packard [1]")
+    assert out.startswith("HP can mean the company Hewlett-Packard [2]")
     assert "Interpretations:" in out and "Sources:" in out and "[3]" in out
 
 
 def test_ask_set_overrides_a_setting(capsys, demo_index, scripted):
     scripted.rules.append(("Reply with JSON", SYNTHESIS))
-    code, out, _ = run(capsys, "ask", "What is HP?", "--index", demo_index, "--model", "scripted", "--set", "k=2", "--json")
+    code, out, _ = run(capsys, "ask", "What is HP?", "--method", "vanilla", "--index", demo_index, "--model", "scripted", "--set", "k=2", "--json")
     assert code == 0 and len(json.loads(out)["passages"]) == 2
 
 
@@ -85,15 +85,15 @@ def test_ingest_reports_skipped_lines_and_still_adds_the_good_ones(capsys, tmp_p
     assert json.loads(out)["added"] == 0 and json.loads(out)["total"] == 2
 
 
-def test_methods_lists_vanilla(capsys):
+def test_methods_lists_auto_first_and_vanilla(capsys):
     code, out, _ = run(capsys, "methods")
-    assert code == 0 and out.startswith("vanilla")
+    assert code == 0 and out.startswith("auto") and "\nvanilla" in out
 
 
 def test_ask_shows_the_cleaned_answer_when_the_stream_looped(capsys, demo_index, scripted):
     loop = "HP is horsepower [5]. " * 3 + "HP is also a company [9]."
     scripted.rules.append(("Reply with JSON", json.dumps({"interpretations": [], "answer": loop})))
-    assert main(["ask", "What is HP?", "--index", demo_index, "--model", "scripted"]) == 0
+    assert main(["ask", "What is HP?", "--method", "vanilla", "--index", demo_index, "--model", "scripted"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(loop.strip())  # the tokens as they streamed
     assert "Answer (repeats and invalid citations removed):\nHP is horsepower [5]. HP is also a company.\n" in out

@@ -29,7 +29,7 @@ def replicas(postgres, demo_index):
 
 
 def run_body(**body) -> dict:
-    return {"assistant_id": "chat", "context": {"model": "openai:fake"}, "stream_mode": ["custom", "values"], **body}
+    return {"assistant_id": "chat", "context": {"model": "openai:fake", "downstream": "vanilla"}, "stream_mode": ["custom", "values"], **body}
 
 
 def test_sigkill_mid_stream_the_other_replica_resumes_from_the_last_checkpoint(replicas):

@@ -34,7 +34,7 @@ def deployment(postgres, chroma_server, tmp_path_factory):
         try:
             for replica in replicas:
                 replica.wait_ready()
-            yield {"replicas": replicas, "url": url, "fake": fake, "context": {"model": "openai:fake"}}
+            yield {"replicas": replicas, "url": url, "fake": fake, "context": {"model": "openai:fake", "downstream": "vanilla"}}
         finally:
             for replica in replicas:
                 replica.stop()
@@ -117,6 +117,7 @@ def test_threads_belong_to_their_creator(deployment):
                                                                    "input": {"question": "What is a jaguar?"}})
         assert asked.status_code in (403, 404)
         state = alice.get(f"/threads/{thread}/state").json()
+        # her question and the clarification it asked; nothing of Bob's
         assert state["next"] == ["ask_clarification"] and len(state["values"]["messages"]) == 2
         assert thread in {t["thread_id"] for t in alice.post("/threads/search", json={}).json()}
         assert alice.delete(f"/threads/{thread}").status_code in (200, 204)

@@ -34,7 +34,8 @@ def test_useful_passages_take_the_passage_route(scripted, demo_index):
     assert all(v["verdict"] == "Yes" and v["parsed"] for v in decision["diva"]["verdicts"])
     ids = [p["id"] for p in result["passages"]]
     assert len(ids) == 5
-    assert result["interpretations"][1]["citations"] == [ids[1]]
+    unit = next(n for n, p in enumerate(result["passages"]) if "horsepower" in p["text"].casefold())
+    assert result["interpretations"][1]["citations"] == [ids[unit]]
     assert result["answer"].startswith("HP is the company")
     # one call per step: every pseudo-interpretation is verified in one call, one round each
     usage = result["usage"]
@@ -74,9 +75,11 @@ def test_useless_passages_answer_closed_book_without_citations(scripted, demo_in
     assert result["decision"]["diva"]["supported_by_corpus"] is False and result["decision"]["branch"] == "closed_book"
     assert result["answer"] == f"{UNSUPPORTED} HP usually means the computer maker Hewlett-Packard."
     assert len(result["passages"]) == 5 and result["cited"] == []  # retrieved, judged Useless, not cited
-    # the repeated interpretation is merged, and nothing is cited
-    assert result["interpretations"] == [
+    # the repeated interpretation is merged; nothing cites a passage, so none is kept as grounded
+    assert result["interpretations"] == []
+    assert result["decision"]["diva"]["ungrounded_readings"] == [
         {"question": "What is HP, the company?", "answer": "a computer maker", "citations": []}]
+    assert result["usage"]["dropped_interpretations"] == 1
     streamed = "".join(e["text"] for e in events if e["event"] == "token")
     assert streamed == result["answer"]
     (closed_prompt,) = calls_with(scripted, CLOSED_BOOK)
@@ -219,4 +222,6 @@ def test_final_interpretations_are_the_extracted_ones_not_a_second_synthesized_l
     assert result["route"][-2:] == ["extract_interpretations", "synthesize_answer"]
     assert [(i["question"], i["answer"]) for i in result["interpretations"]] == [
         ("What is HP, the company?", "Hewlett-Packard"), ("What is hp, the unit?", "horsepower")]
-    assert result["answer"] == "HP is a company [1]."
+    # the model's sentence, then each extracted reading it did not state, with its citation
+    assert result["answer"].startswith("HP is a company [1].") and "printer" not in result["answer"]
+    assert "Hewlett-Packard [" in result["answer"] and "Horsepower [" in result["answer"]

@@ -35,7 +35,8 @@ def test_dtv_diversifies_without_the_ambiguity_step_and_verifies_post_hoc(script
     assert READINGS[0] in synthesis_prompt and READINGS[1] in synthesis_prompt
     assert READINGS[2] not in synthesis_prompt
     assert result["usage"]["llm_calls"] == 1 + 1 + 1  # every reading verified in one call
-    assert result["interpretations"][0]["citations"] == [result["passages"][0]["id"]]
+    by_id = {p["id"]: f"{p['title']} {p['text']}".casefold() for p in result["passages"]}
+    assert all(item["answer"].casefold() in by_id[c] for item in result["interpretations"] for c in item["citations"])
 
 
 def test_dtv_abstains_when_nothing_is_verified(scripted, demo_index):

@@ -8,6 +8,7 @@ from agent.app.cli import main
 from agent.errors import InputError
 from agent.evaluation.runner import EvalConfig, run_eval
 from agent.llm.prompts import prompts_fingerprint
+from tests.scripted import passage_number
 
 QUESTIONS = [
     {"id": "hp", "question": "What is HP?", "ambiguous": True,
@@ -33,9 +34,18 @@ REPLIES = {
 
 
 def reply(messages):
+    """The scripted reply, each reading citing the first shown passage that contains its answer
+    (so it passes the grounding check); the prose cites the same numbers."""
     text = "\n".join(str(m.content) for m in messages)
     for question, answer in REPLIES.items():
         if question in text:
+            answer = json.loads(json.dumps(answer))
+            prose = answer["answer"]
+            for item in answer["interpretations"]:
+                number = passage_number(messages, item["answer"])
+                prose = prose.replace(f"[{item['citations'][0]}]", f"[#{number}]")
+                item["citations"] = [number]
+            answer["answer"] = prose.replace("[#", "[")
             return json.dumps(answer)
     return json.dumps({"interpretations": [], "answer": "unknown"})
 

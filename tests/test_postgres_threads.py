@@ -17,7 +17,8 @@ def chat(scripted, demo_index, database_url, monkeypatch, capsys):
 
     def run(*lines, extra=()):
         monkeypatch.setattr("sys.stdin", io.StringIO("".join(f"{line}\n" for line in lines)))
-        code = main(["chat", "--thread", "pg-demo", "--model", "scripted", "--index", demo_index, *extra])
+        code = main(["chat", "--thread", "pg-demo", "--model", "scripted", "--index", demo_index,
+                     "--method", "vanilla", *extra])  # the thread store is under test: vanilla answers
         captured = capsys.readouterr()
         return code, captured.out, captured.err
 
@@ -40,7 +41,7 @@ def test_chat_thread_and_waiting_question_live_in_postgres(chat, database_url, m
 
 def test_two_sessions_on_one_database_share_the_thread(scripted, demo_index, database_url):
     scripted.rules.extend(chat_rules())
-    settings = {"model": "scripted", "index_dir": demo_index}
+    settings = {"model": "scripted", "index_dir": demo_index, "downstream": "vanilla"}
     with open_checkpointer(database_url=database_url) as saver:
         events = list(ChatSession(saver, "shared", settings).send("What is HP?"))
         assert events[-1]["event"] == "clarification" and len(events[-1]["options"]) == 2
@@ -49,7 +50,8 @@ def test_two_sessions_on_one_database_share_the_thread(scripted, demo_index, dat
         assert [o["question"] for o in session.pending()["options"]][0] == "What is HP, the company?"
         result = list(session.choose(1))[-1]["result"]
         assert result["answer"] == __import__("json").loads(FOCUSED)["answer"]
-        assert [m.type for m in session.messages()] == ["human", "ai", "human", "ai"]  # question, clarification, choice, answer
+        # the question, the clarification asked, the choice, the focused answer (#18 records them)
+        assert [m.type for m in session.messages()] == ["human", "ai", "human", "ai"]
 
 
 def test_sqlite_stays_the_default(chat, tmp_path, monkeypatch):

@@ -1,6 +1,7 @@
 """RAC baseline with the scripted model: relax, one top-20 retrieval, one long-context call."""
 
 import json
+import re
 
 import httpx
 import openai
@@ -13,14 +14,27 @@ from agent.steps import nodes, relax
 
 RELAX = "Write one broader search query"
 SYNTHESIZE = "passage_meanings"
-SYNTHESIS = json.dumps({
-    "passage_meanings": ["company", "unit"],
-    "interpretations": [
-        {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1, 4]},
-        {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [20, 21]},
-    ],
-    "answer": "HP is the company Hewlett-Packard [1], whereas hp is also horsepower [20].",
-})
+
+
+def numbered(messages) -> dict[int, str]:
+    return {int(n): body for n, body in re.findall(r"^\[(\d+)\] (.*)$", str(messages[-1].content), re.MULTILINE)}
+
+
+def SYNTHESIS(messages) -> str:
+    """Two readings whose answers are in the passages they cite (the last one also cites a
+    passage number that does not exist)."""
+    shown = numbered(messages)
+    first = [n for n, body in sorted(shown.items()) if "northwind" in body.casefold()][:2] or [1]
+    last = max(shown)
+    title = shown[last].split(":", 1)[0]
+    return json.dumps({
+        "passage_meanings": ["a", "b"],
+        "interpretations": [
+            {"question": "Who won the Northwind hackathon?", "answer": "Northwind", "citations": first},
+            {"question": f"What is {title}?", "answer": title, "citations": [last, last + 1]},
+        ],
+        "answer": f"The Northwind hackathon is one reading [{first[0]}], whereas {title} is another [{last}].",
+    })
 
 
 def context(index, **extra):
@@ -48,9 +62,10 @@ def test_rac_reads_the_top_20_for_the_relaxed_query_in_one_call(scripted, demo_i
     assert any(len(passage["text"]) > 400 for passage in result["passages"])  # so the cap was needed
     ids = [p["id"] for p in result["passages"]]
     company, unit = result["interpretations"]
-    assert company["citations"] == [ids[0], ids[3]]
+    northwind = [p["id"] for p in result["passages"] if "northwind" in f"{p['title']}: {p['text']}".casefold()][:2]
+    assert company["citations"] == northwind and len(northwind) == 2
     assert unit["citations"] == [ids[19]]  # passage 21 does not exist
-    assert result["answer"].startswith("HP is the company")
+    assert result["answer"].startswith("The Northwind hackathon")
 
 
 def test_rac_without_relaxing_makes_one_call_and_searches_the_question(scripted, demo_index):
@@ -72,7 +87,7 @@ def test_relax_failure_falls_back_to_the_question(scripted, demo_index):
     scripted.rules.extend([(RELAX, timeout), (SYNTHESIZE, SYNTHESIS)])
     result = api.ask("What is HP?", "rac", context(demo_index, max_retries=0))
     assert result["decision"]["rac"]["search_query"] == "What is HP?" and result["decision"]["rac"]["relaxed"] is False
-    assert result["usage"]["timeouts"] == 1 and result["answer"].startswith("HP is the company")
+    assert result["usage"]["timeouts"] == 1 and result["answer"].startswith("The Northwind hackathon")
 
 
 def test_rac_and_verdict_share_relax_and_retrieve():
@@ -95,4 +110,4 @@ def test_cli_ask_method_rac(capsys, scripted, demo_index):
     scripted.rules.extend([(RELAX, "HP"), (SYNTHESIZE, SYNTHESIS)])
     assert main(["ask", "What is HP?", "--method", "rac", "--model", "scripted", "--index", demo_index]) == 0
     out = capsys.readouterr().out
-    assert "Interpretations:" in out and "What is hp, the unit? -> horsepower" in out
+    assert "Interpretations:" in out and "Who won the Northwind hackathon? -> Northwind" in out

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.chat_script import FOCUSED, fake_openai_reply
+from tests.chat_script import FOCUSED, TWO_MEANINGS, fake_openai_reply
 from bench.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,7 +131,7 @@ def test_langgraph_dev_loads_every_graph_for_studio_and_runs_one(fake, demo_inde
             "context": {"model": "openai:fake", "index_dir": demo_index}})
         output = run.json()
         assert run.status_code == 200, output
-        assert output["answer"].startswith("HP can mean the company Hewlett-Packard [1]")
+        assert output["answer"] == json.loads(TWO_MEANINGS)["answer"]
         assert [i["question"] for i in output["interpretations"]][:2] == ["What is HP, the company?",
                                                                             "What is hp, the unit?"]
         assert output["route"] == ["retrieve", "synthesize_answer"] and output["usage"]["llm_calls"] == 1
@@ -159,7 +159,10 @@ def test_disambig_serve_streams_a_chat_thread_through_a_clarification(fake, demo
         assert not [e for e in custom if e["event"] == "token"]  # held back while asking
         interrupts = [data["__interrupt__"] for name, data in events if name == "updates" and "__interrupt__" in data]
         request = interrupts[0][0]["value"]
-        assert request["type"] == "clarification" and len(request["options"]) == 2
+        # auto, chat's default, offers the model's two grounded readings and the games passages' sense
+        questions = [option["question"] for option in request["options"]]
+        assert request["type"] == "clarification" and len(questions) == 3
+        assert questions[:2] == ["What is HP, the company?", "What is hp, the unit?"]
 
         with httpx.stream("POST", f"{base}/threads/{thread}/runs/stream", timeout=300, json={
                 "assistant_id": "chat", "command": {"resume": 1}, "context": context,

@@ -18,18 +18,18 @@ def tool(scripted, demo_index):
 
 
 def test_answer_is_compact_with_interpretations_and_cited_sources(tool):
-    result = tool.invoke({"question": "What is HP?"})
+    result = tool.invoke({"question": "What is HP?", "method": "vanilla"})
     assert result["status"] == "answered" and result["answer"] == json.loads(TWO_MEANINGS)["answer"]
     assert [i["question"] for i in result["interpretations"]][:2] == ["What is HP, the company?", "What is hp, the unit?"]
     assert set(result["interpretations"][0]) == {"question", "answer", "citations"}
     cited = {pid for item in result["interpretations"] for pid in item["citations"]}
-    assert {s["n"] for s in result["sources"]} == {1, 2, 3}  # [1] and [3] in the answer, 1-3 cited
+    assert {s["n"] for s in result["sources"]} == {2, 3, 5}  # [2] and [5] in the answer, 2, 3 and 5 cited
     assert cited <= {s["id"] for s in result["sources"]}
     assert "text" not in json.dumps(result["sources"]) and "usage" not in result
 
 
 def test_ask_back_returns_the_options_instead_of_answering(tool):
-    result = tool.invoke({"question": "What is HP?", "ask_back": True})
+    result = tool.invoke({"question": "What is HP?", "method": "vanilla", "ask_back": True})
     assert result == {
         "status": "needs_clarification", "question": "What is HP?",
         "options": [{"option": 1, "question": "What is HP, the company?", "answer": "Hewlett-Packard"},
@@ -37,8 +37,18 @@ def test_ask_back_returns_the_options_instead_of_answering(tool):
     }
 
 
+def test_auto_is_the_default_and_offers_every_grounded_sense(tool):
+    assert AskDocuments.model_fields["method"].default == "auto"
+    result = tool.invoke({"question": "What is HP?", "ask_back": True})
+    questions = [o["question"] for o in result["options"]]
+    assert result["status"] == "needs_clarification" and len(questions) >= 3
+    assert questions[:2] == ["What is HP, the company?", "What is hp, the unit?"]  # the model's grounded readings
+    assert "What is HP in games?" not in questions  # cited nothing: dropped
+
+
 def test_ask_back_still_answers_a_question_with_one_meaning(tool):
-    result = tool.invoke({"question": "What is a jaguar?", "ask_back": True})
+    # vanilla: the scripted model reads one meaning (auto would add the car passages' sense)
+    result = tool.invoke({"question": "What is a jaguar?", "method": "vanilla", "ask_back": True})
     assert result["status"] == "answered" and len(result["interpretations"]) == 1
 
 
@@ -67,7 +77,7 @@ def test_create_agent_calls_the_tool_and_answers_from_its_result(tool):
 
 
 def test_agent_can_ask_its_user_back(tool):
-    model = ToolCallingScript(tool_args={"question": "What is HP?", "ask_back": True})
+    model = ToolCallingScript(tool_args={"question": "What is HP?", "method": "vanilla", "ask_back": True})
     agent = create_agent(model, [tool])
     state = agent.invoke({"messages": [{"role": "user", "content": "What is HP?"}]})
     assert state["messages"][-1].content == "Which do you mean? 1) What is HP, the company?; 2) What is hp, the unit?"

@@ -7,10 +7,10 @@ from agent.steps.nodes import MODEL_FAILED
 
 SYNTHESIS = json.dumps({
     "interpretations": [
-        {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1, 2]},
-        {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [3, 99]},
+        {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [2, 3]},
+        {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [5, 99]},
     ],
-    "answer": "HP can mean the company Hewlett-Packard [1], whereas hp is also horsepower [3].",
+    "answer": "HP can mean the company Hewlett-Packard [2], whereas hp is also horsepower [5].",
 })
 
 
@@ -26,8 +26,8 @@ def test_vanilla_returns_the_output_contract(scripted, demo_index):
     assert len(result["passages"]) == 5
     ids = [p["id"] for p in result["passages"]]
     first, second = result["interpretations"]
-    assert first["citations"] == ids[:2]
-    assert second["citations"] == [ids[2]]  # out-of-range citation 99 dropped
+    assert first["citations"] == ids[1:3]
+    assert second["citations"] == [ids[4]]  # out-of-range citation 99 dropped
     assert result["route"] == ["retrieve", "synthesize_answer"]
     usage = result["usage"]
     assert usage["llm_calls"] == 1 and usage["retriever_calls"] == 1
@@ -83,15 +83,15 @@ def test_graph_runs_with_a_checkpointer_and_state_round_trips(scripted, demo_ind
 
 
 def test_interpretations_repeated_word_for_word_merge_their_citations(scripted, demo_index):
-    repeated = {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1]}
-    reply = {"interpretations": [repeated, {**repeated, "question": "what is HP,  the company?", "citations": [2, 1]},
-                                 {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [3]}],
-             "answer": "HP is Hewlett-Packard [1], whereas hp is horsepower [3]."}
+    repeated = {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [2]}
+    reply = {"interpretations": [repeated, {**repeated, "question": "what is HP,  the company?", "citations": [3, 2]},
+                                 {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [5]}],
+             "answer": "HP is Hewlett-Packard [2], whereas hp is horsepower [5]."}
     scripted.rules.append(("Reply with JSON", json.dumps(reply)))
     result = api.ask("What is HP?", "vanilla", context(demo_index))
     ids = [p["id"] for p in result["passages"]]
     assert [(i["question"], i["citations"]) for i in result["interpretations"]] == [
-        ("What is HP, the company?", ids[:2]), ("What is hp, the unit?", [ids[2]])]
+        ("What is HP, the company?", ids[1:3]), ("What is hp, the unit?", [ids[4]])]
 
 
 def test_a_looping_answer_keeps_each_sentence_once(scripted, demo_index):

@@ -48,7 +48,7 @@ def _config(thread_id: str | None) -> dict:
 
 
 def ask(
-    question: str, method: str = "vanilla", context: Context | dict | None = None, *,
+    question: str, method: str = "auto", context: Context | dict | None = None, *,
     checkpointer=None, thread_id: str | None = None,
 ) -> dict:
     """Answer a question with a method; returns the result object (see `to_result`)."""
@@ -59,7 +59,7 @@ def ask(
 
 
 def stream(
-    question: str, method: str = "vanilla", context: Context | dict | None = None, *,
+    question: str, method: str = "auto", context: Context | dict | None = None, *,
     checkpointer=None, thread_id: str | None = None,
 ) -> Iterator[dict]:
     """Events while a method runs: {"event": "stage", "node"}, {"event": "token", "text"},

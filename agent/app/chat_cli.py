@@ -35,7 +35,7 @@ class Terminal:
     """Renders chat events; `read` is `input` (or a test's replacement)."""
 
     def __init__(self, read: Callable[[str], str] = input, out: TextIO | None = None, err: TextIO | None = None,
-                 method: str = "vanilla"):
+                 method: str = "auto"):
         self.read, self.method = read, method
         self.out, self.err = out or sys.stdout, err or sys.stderr
         self.streaming = False

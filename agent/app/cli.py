@@ -223,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ask = with_index(commands.add_parser("ask", help="answer a question with a method"))
     ask.add_argument("question")
-    ask.add_argument("--method", default="vanilla", help="see `disambig methods` (default vanilla)")
+    ask.add_argument("--method", default="auto", help="see `disambig methods` (default auto)")
     ask.add_argument("--model", help="local, local-small, gguf:PATH or openai:NAME (default $DISAMBIG_MODEL or local)")
     ask.add_argument("--mode", choices=["dense", "sparse", "hybrid"], help="retriever (default hybrid)")
     ask.add_argument("--k", type=int, help="passages to retrieve")
@@ -238,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--thread", help="thread id to continue (default: a new one, printed at start)")
     chat.add_argument("--db", help="SQLite file for threads (default: chat.sqlite in the per-user data dir)")
     chat.add_argument("--database-url", help="PostgreSQL URL for threads instead of SQLite (default $DISAMBIG_DATABASE_URL)")
-    chat.add_argument("--method", help="method that answers each message (default vanilla; see `disambig methods`)")
+    chat.add_argument("--method", help="method that answers each message (default auto; see `disambig methods`)")
     chat.add_argument("--model", help="local, local-small, gguf:PATH or openai:NAME (default $DISAMBIG_MODEL or local)")
     chat.add_argument("--mode", choices=["dense", "sparse", "hybrid"], help="retriever (default hybrid)")
     chat.add_argument("--k", type=int, help="passages to retrieve")

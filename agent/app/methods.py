@@ -10,6 +10,7 @@ from agent.errors import InputError
 from agent.state import COMMON_DECISION
 
 METHODS: dict[str, tuple[str, str]] = {
+    "auto": ("graphs.auto", "Default: cheap signals decide clear or ambiguous; clear is answered like vanilla, ambiguous spread over the senses (or DIVA)"),
     "vanilla": ("graphs.vanilla", "Vanilla RAG baseline: retrieve top-k, one cited answer listing interpretations"),
     "rewrite": ("graphs.rewrite", "Ambiguity-guided query rewrite: detect unclear follow-ups, rewrite from history, hand off"),
     "diva": ("graphs.diva", "DIVA: pseudo-interpretations, diversified retrieval, per-interpretation verification, adaptive answer"),

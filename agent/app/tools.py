@@ -37,7 +37,7 @@ DESCRIPTION = (
 class AskDocuments(BaseModel):
     question: str = Field(description="a self-contained question about the documents")
     method: Literal[TOOL_METHODS] = Field(  # type: ignore[valid-type]
-        default="vanilla", description="answering method: " + "; ".join(f"{m}: {METHODS[m][1]}" for m in TOOL_METHODS),
+        default="auto", description="answering method: " + "; ".join(f"{m}: {METHODS[m][1]}" for m in TOOL_METHODS),
     )
     ask_back: bool = Field(
         default=False,
@@ -64,7 +64,7 @@ def make_ask_tool(
     (model, index_dir, k, ...) and is resolved per call, so nothing is built here."""
 
     @tool(name, args_schema=AskDocuments, description=DESCRIPTION)
-    def ask_documents(question: str, method: str = "vanilla", ask_back: bool = False) -> dict:
+    def ask_documents(question: str, method: str = "auto", ask_back: bool = False) -> dict:
         from agent.app.api import ask
         from agent.app.settings import method_context
 

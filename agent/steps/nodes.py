@@ -14,6 +14,7 @@ from agent.llm.answers import cited_ids, clean_answer, folded
 from agent.llm.prompts import format_passages
 from agent.retrieval.retriever import get_retriever
 from agent.llm.schemas import Synthesis
+from agent.steps.interpretations import NOT_IN_DOCUMENTS, grounded_output
 from agent.state import RAGState
 from agent.usage import tracked
 
@@ -77,8 +78,8 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context]) -> dict:
     )
     if synthesis is None:
         return answer_update(MODEL_FAILED, [], abstained=True)
-    answer = clean_answer(synthesis.answer, passages)
-    return answer_update(answer, final_interpretations(state, synthesis, passages), abstained=False)
+    return grounded_update(runtime.context, state["question"], final_interpretations(state, synthesis, passages),
+                           passages, synthesis.answer)
 
 
 def final_interpretations(state: RAGState, synthesis: Synthesis, passages: list[dict]) -> list[dict]:
@@ -108,3 +109,14 @@ def matched_to(questions: list[str], found: list[dict]) -> list[dict]:
             used.add(best[1])
             kept.append({**found[best[1]], "question": question})
     return kept
+
+
+def grounded_update(context: Context, question: str, candidates: list[dict], passages: list[dict], prose: str,
+                    checked: tuple | None = None, **decision) -> dict:
+    """The final keys of every method that answers from passages: only grounded, distinct
+    interpretations, and an answer that states each of them with its citation. `checked`: the
+    method's own `checked_interpretations` result, when it needed the kept ones earlier."""
+    answer, kept, details = grounded_output(
+        question, candidates, passages, clean_answer(prose, passages), context.answer_style, checked
+    )
+    return answer_update(answer, kept, abstained=answer == NOT_IN_DOCUMENTS, **details, **decision)

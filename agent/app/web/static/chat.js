@@ -9,6 +9,10 @@ const STAGES = {
   read_message: null, ask_clarification: null, deliver_answer: null,
   classify_ambiguity: "classifying ambiguity", rewrite_query: "rewriting the message from the conversation",
   run_method: "answering with {method}", retrieve: "retrieving passages", synthesize_answer: "writing the answer",
+  // auto, the default method
+  retrieve_for_gate: "retrieving passages", assess_ambiguity: "deciding whether the question is ambiguous",
+  spread_over_senses: "spreading the passages over the senses", keep_top_passages: null, answer_each_sense: null,
+  diva: "answering with DIVA",
 };
 const page = { threadId: null, busy: false, methods: null };
 

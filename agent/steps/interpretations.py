@@ -1,0 +1,159 @@
+"""Interpretations users get, and the answer that states them, for every method.
+
+A model's interpretation is kept only when it is
+- grounded: its short answer's content words (normalized, lightly stemmed) are in a passage it
+  cites, at least `SUPPORT` of them (3 of 3, 3 of 4): small models paraphrase a little, but an
+  answer whose words are not in the cited passage came from elsewhere;
+- a reading: its question differs from the user's question (compared by content words), else
+  it is the question answered as it stands (kept as the direct answer, not as a reading);
+- distinct: its question differs from every interpretation kept before it.
+Everything dropped is counted in usage (`dropped_interpretations`) and listed in `decision`.
+
+The final answer then states every kept interpretation with its citation (`compose_answer`):
+the model's own sentences that are complete, cite a passage and do not claim the documents
+are silent, plus one templated sentence for each interpretation those sentences miss.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.llm.answers import folded
+from agent.steps.grounding import answer_support, content_tokens, passage_words
+from agent.usage import record
+
+SUPPORT = 0.75  # share of the answer's content words its cited passage must contain
+NOT_IN_DOCUMENTS = "The indexed documents do not answer this question."
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?]\])\s+|(?<=\])\s+(?=[A-Z])")
+_COMPLETE = re.compile(r"[.!?](\s*\[[\d,\s]+\])?\s*$|\]\s*[.!?]\s*$")
+_CITATION = re.compile(r"\[(\s*\d+(?:\s*,\s*\d+)*\s*)\]")
+_SILENT = re.compile(
+    r"\b(do(es)?n[o']t|do(es)? not|cannot|can ?not|fail to|never)\b[^.]{0,40}\b"
+    r"(answer|contain|mention|say|provide|specify|state|include|address|cover)|"
+    r"\bno (passage|document|information|mention)|\bnot (mentioned|specified|stated|provided|given|found)\b",
+    re.IGNORECASE,
+)
+
+
+def question_key(text: str) -> str:
+    """A question compared by its content words: case, punctuation, stopwords and plural
+    endings ignored ("What is HP?" and "what's HP" are the same question)."""
+    return " ".join(content_tokens(text)) or folded(text)
+
+
+def supporting(answer: str, citations: list[str], by_id: dict[str, dict], threshold: float = SUPPORT) -> list[str]:
+    """The cited passage ids whose text (with title) contains the answer's content words."""
+    return [c for c in citations if c in by_id and answer_support(answer, passage_words(by_id[c])) >= threshold]
+
+
+def ground_interpretations(
+    question: str, interpretations: list[dict], passages: list[dict], threshold: float = SUPPORT
+) -> tuple[list[dict], dict | None, list[dict]]:
+    """(kept readings, the grounded direct answer or None, dropped entries with reasons).
+    Kept entries cite only the passages that support them."""
+    by_id = {p["id"]: p for p in passages}
+    asked = question_key(question)
+    kept: list[dict] = []
+    seen: set[str] = set()
+    direct: dict | None = None
+    dropped: list[dict] = []
+    for item in interpretations:
+        citations = supporting(item.get("answer", ""), item.get("citations") or [], by_id, threshold)
+        key = question_key(item.get("question", ""))
+        reason = ""
+        if not item.get("citations"):
+            reason = "no citation"
+        elif not citations:
+            reason = "answer not in the cited passage"
+        elif key == asked:
+            reason = "repeats the question"
+            direct = direct or {**item, "citations": citations}
+        elif key in seen:
+            reason = "repeats an earlier interpretation"
+        if reason:
+            dropped.append({"question": item.get("question", ""), "answer": item.get("answer", ""), "reason": reason})
+            continue
+        seen.add(key)
+        kept.append({"question": item["question"], "answer": item["answer"], "citations": citations})
+    return kept, direct, dropped
+
+
+def marker(citations: list[str], passages: list[dict]) -> str:
+    """`[n]` (or `[n, m]`) for passage ids, numbered as the answer numbers passages."""
+    numbers = [i for i, p in enumerate(passages, 1) if p["id"] in citations]
+    return f" [{', '.join(map(str, numbers))}]" if numbers else ""
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+
+
+def complete_sentences(prose: str) -> list[str]:
+    """The model's sentences without a last one cut off mid-way (by the length cap)."""
+    found = sentences(prose)
+    return found[:-1] if len(found) > 1 and not _COMPLETE.search(found[-1]) else found
+
+
+def usable_sentences(prose: str) -> list[str]:
+    """The model's sentences a reader can trust next to grounded readings: complete, citing a
+    passage, and not claiming the documents are silent."""
+    return [s for s in complete_sentences(prose) if _CITATION.search(s) and not _SILENT.search(s)]
+
+
+def covers(text: str, item: dict, passages: list[dict], threshold: float = SUPPORT) -> bool:
+    """Whether the text states the interpretation's answer and cites one of its passages."""
+    cited = {n for group in _CITATION.findall(text) for n in re.findall(r"\d+", group)}
+    numbers = {str(i) for i, p in enumerate(passages, 1) if p["id"] in item["citations"]}
+    return bool(cited & numbers) and answer_support(item["answer"], text) >= threshold
+
+
+def stated(item: dict, passages: list[dict]) -> str:
+    """One templated sentence: the reading, then its answer and citation."""
+    answer = item["answer"].strip().rstrip(".")
+    return f"{item['question'].strip()} {answer[:1].upper()}{answer[1:]}{marker(item['citations'], passages)}."
+
+
+def compose_answer(prose: str, kept: list[dict], direct: dict | None, passages: list[dict], style: str = "checked") -> str:
+    """The final answer: every kept reading stated with its citation. `checked` keeps the
+    model's usable sentences and adds a templated one per reading they miss; `template` uses
+    the templated sentences only. Nothing grounded: the complete sentences, or NOT_IN_DOCUMENTS."""
+    if not kept and direct is None:  # nothing to contradict: the model's complete sentences, if any
+        return " ".join(complete_sentences(prose)) or NOT_IN_DOCUMENTS
+    usable = usable_sentences(prose) if style == "checked" else []
+    if not kept:
+        text = " ".join(usable)
+        if covers(text, direct, passages):
+            return text
+        answer = direct["answer"].strip().rstrip(".")
+        return " ".join([*usable, f"{answer[:1].upper()}{answer[1:]}{marker(direct['citations'], passages)}."])
+    parts = list(usable)
+    if len(kept) > 1 and not usable:
+        parts.append(f"The documents support {len(kept)} readings of this question.")
+    for item in kept:
+        if not covers(" ".join(parts), item, passages):
+            parts.append(stated(item, passages))
+    return " ".join(parts)
+
+
+def checked_interpretations(
+    question: str, interpretations: list[dict], passages: list[dict]
+) -> tuple[list[dict], dict | None, list[dict]]:
+    """`ground_interpretations`, with the dropped ones counted in usage as
+    `dropped_interpretations`: call it once per answer."""
+    kept, direct, dropped = ground_interpretations(question, interpretations, passages)
+    if dropped:
+        record(dropped_interpretations=len(dropped))
+    return kept, direct, dropped
+
+
+def grounded_output(
+    question: str, interpretations: list[dict], passages: list[dict], prose: str, style: str = "checked",
+    checked: tuple[list[dict], dict | None, list[dict]] | None = None,
+) -> tuple[str, list[dict], dict]:
+    """(answer, kept interpretations, decision details) from a method's candidates and prose.
+    `checked`: the result of `checked_interpretations` when the method already ran it (VERDICT
+    lists the kept readings before it writes the answer)."""
+    kept, direct, dropped = checked or checked_interpretations(question, interpretations, passages)
+    answer = compose_answer(prose, kept, direct, passages, style)
+    details = {"kept": len(kept), "dropped": dropped, "direct_answer": direct is not None, "answer_style": style}
+    return answer, kept, {"interpretations_check": details}

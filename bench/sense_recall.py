@@ -1,0 +1,109 @@
+"""Sense recall on the demo fixture, per method, with a real model.
+
+    DISAMBIG_LLM_THREADS=2 .venv/bin/python bench/sense_recall.py --index DIR --methods auto vanilla
+        [--model local] [--sample 12] [--seed 0] [--out runs.jsonl]
+
+Ambiguous questions: sense recall = the share of labelled senses whose short answer appears in a
+sentence of the final answer that cites a passage of that sense (passage senses come from the demo
+corpus). Clear questions: the share whose answer cites no passage of another sense or topic (no
+invented second sense). Prints one row per method with the cost columns; every result is
+appended to `--out` as a JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agent.app import api  # noqa: E402
+from agent.steps.grounding import answer_support  # noqa: E402
+from agent.steps.interpretations import SUPPORT, sentences  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "agent" / "data"
+
+
+def passage_senses() -> dict[str, tuple[str, str]]:
+    """passage id -> (topic, sense) from the demo corpus."""
+    rows = [json.loads(line) for line in (DATA / "demo_corpus.jsonl").read_text().splitlines() if line.strip()]
+    return {row["id"]: (row.get("topic", ""), row.get("sense", "")) for row in rows}
+
+
+def cited_senses(sentence: str, passages: list[dict], senses: dict) -> set[tuple[str, str]]:
+    numbers = {int(n) for group in re.findall(r"\[([\d,\s]+)\]", sentence) for n in re.findall(r"\d+", group)}
+    return {senses.get(passages[n - 1]["id"], ("", "")) for n in numbers if 1 <= n <= len(passages)}
+
+
+def score(question: dict, result: dict, senses: dict) -> dict:
+    """Recalled senses (ambiguous) or whether another sense was cited (clear)."""
+    parts = sentences(result["answer"])
+    topic = question["topic"]
+    if question["label"] == "ambiguous":
+        recalled = [
+            item["sense"] for item in question["interpretations"]
+            if any(answer_support(item["answer"], s) >= SUPPORT and (topic, item["sense"]) in cited_senses(s, result["passages"], senses)
+                   for s in parts)
+        ]
+        return {"senses": len(question["interpretations"]), "recalled": recalled}
+    wanted = {(topic, item["sense"]) for item in question["interpretations"]}
+    cited = set().union(*(cited_senses(s, result["passages"], senses) for s in parts)) if parts else set()
+    return {"invented": sorted(f"{t}/{s}" for t, s in cited - wanted)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", required=True, help="an index of the demo corpus (disambig ingest --demo --index DIR)")
+    parser.add_argument("--methods", nargs="+", default=["auto", "vanilla"])
+    parser.add_argument("--model", default="local")
+    parser.add_argument("--sample", type=int, default=0, help="seeded sample of questions (0: all 83)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ids", nargs="*", help="only these question ids")
+    parser.add_argument("--out", default="/tmp/sense-recall-runs.jsonl")
+    args = parser.parse_args(argv)
+    questions = json.loads((DATA / "demo_questions.json").read_text())["questions"]
+    if args.ids:
+        questions = [q for q in questions if q["id"] in args.ids]
+    elif args.sample:
+        questions = random.Random(args.seed).sample(questions, min(args.sample, len(questions)))
+    senses = passage_senses()
+    rows = []
+    with open(args.out, "a", encoding="utf-8") as out:
+        for method in args.methods:
+            for question in questions:
+                started = time.time()
+                result = api.ask(question["question"], method, {"model": args.model, "index_dir": args.index})
+                row = {"method": method, "id": question["id"], "label": question["label"],
+                       "seconds": round(time.time() - started, 1), "llm_calls": result["usage"]["llm_calls"],
+                       "tokens": result["usage"]["prompt_tokens"] + result["usage"]["completion_tokens"],
+                       "answer": result["answer"], "ambiguous": result["decision"].get("ambiguous"),
+                       **score(question, result, senses)}
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                out.flush()
+                rows.append(row)
+                print(f"{method} {question['id']}: {row.get('recalled', row.get('invented'))} ({row['seconds']}s)",
+                      file=sys.stderr, flush=True)
+    print(f"\nSense recall on the demo fixture with `{args.model}` ({len(questions)} questions)\n")
+    print("| method | ambiguous q | sense recall | clear q | clear without an invented sense | LLM calls/q | tokens/q | s/q |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for method in args.methods:
+        mine = [r for r in rows if r["method"] == method]
+        ambiguous = [r for r in mine if r["label"] == "ambiguous"]
+        clear = [r for r in mine if r["label"] == "clear"]
+        recall = sum(len(r["recalled"]) for r in ambiguous) / max(sum(r["senses"] for r in ambiguous), 1)
+        clean = sum(not r["invented"] for r in clear) / max(len(clear), 1)
+        n = max(len(mine), 1)
+        print(f"| {method} | {len(ambiguous)} | {recall:.3f} | {len(clear)} | {clean:.3f} "
+              f"| {sum(r['llm_calls'] for r in mine) / n:.1f} | {sum(r['tokens'] for r in mine) / n:.0f} "
+              f"| {sum(r['seconds'] for r in mine) / n:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,115 @@
+"""auto: the gate's decision and its branches, with the scripted model over the demo index."""
+
+import json
+
+import pytest
+
+from agent.app import api
+from agent.app.methods import METHODS
+from agent.errors import InputError
+from agent.steps.ambiguity_signals import GateThresholds, is_ambiguous
+from graphs.auto import AutoContext, diverse_order, sense_groups
+from tests.diversify_script import script as script_diva
+from tests.scripted import passage_number
+
+SYNTH = "passage_meanings"
+
+
+def synthesis(messages) -> str:
+    company, unit = passage_number(messages, "Hewlett-Packard"), passage_number(messages, "horsepower")
+    return json.dumps({
+        "passage_meanings": [],
+        "interpretations": [
+            {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [company]},
+            {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [unit]},
+        ],
+        "answer": f"HP is the company Hewlett-Packard [{company}].",
+    })
+
+
+def context(index, **extra):
+    return {"model": "scripted", "index_dir": index, **extra}
+
+
+def test_gate_fires_on_the_detector_or_on_low_focus():
+    thresholds = GateThresholds(detector=0.5, focus=0.1)
+    assert is_ambiguous({"detector": 0.9, "focus": 0.3, "passages": 10}, thresholds)[0]
+    assert is_ambiguous({"detector": 0.1, "focus": 0.05, "passages": 10}, thresholds)[0]
+    clear, fired = is_ambiguous({"detector": 0.1, "focus": 0.3, "passages": 10}, thresholds)
+    assert not clear and fired == []
+
+
+def test_diverse_order_prefers_a_new_direction_over_a_near_copy():
+    import numpy as np
+
+    vectors = np.array([[1.0, 0.0], [0.99, 0.14], [0.6, 0.8]])
+    # the near copy of the best passage is skipped for the one in a new direction
+    assert diverse_order(vectors, np.array([1.0, 0.3]), 2) == [1, 2]
+    passages = [{"title": "Hit points", "text": "Hit points, abbreviated HP."},
+                {"title": "HP 200A", "text": "Sold by Hewlett-Packard."},
+                {"title": "HP Inc", "text": "Hewlett-Packard split in two."}]
+    # near copies group by cosine; passages naming the same thing group whatever their cosine
+    assert sense_groups(vectors, passages, "What is HP?", 0.9) == [[0, 1], [2]]
+    assert sense_groups(vectors, passages, "What is HP?", 0.999) == [[0], [1, 2]]
+
+
+def test_an_ambiguous_question_spreads_the_passages_over_the_senses(scripted, demo_index):
+    scripted.rules.append((SYNTH, synthesis))
+    events = list(api.stream("What is HP?", "auto", context(demo_index)))
+    (decided,) = [e for e in events if e["event"] == "auto_decision"]
+    result = events[-1]["result"]
+    decision = result["decision"]
+    assert decided["ambiguous"] is True and decided["method"] == "sense-spread synthesis"
+    assert decision["ambiguous"] is True and decision["branch"] == "ambiguous"
+    assert decision["interpretations_source"] == "synthesis"
+    assert {"detector", "focus", "separability", "variance"} <= set(decision["auto"]["signals"])
+    assert decision["auto"]["fired"]
+    assert result["route"] == ["retrieve_for_gate", "assess_ambiguity", "spread_over_senses", "answer_each_sense",
+                               "synthesize_answer"]
+    assert result["usage"]["llm_calls"] == 1 and len(result["passages"]) == 5
+    (prompt,) = [c["text"] for c in scripted.calls if SYNTH in c["text"]]
+    assert "The passages fall into these groups" in prompt
+    assert {"Hewlett-Packard", "horsepower"} <= {i["answer"] for i in result["interpretations"]}
+    assert "horsepower" in result["answer"].casefold()  # the reading the prose missed is stated too
+
+
+def test_senses_no_reading_covers_get_an_extractive_reading(scripted, demo_index):
+    scripted.rules.append((SYNTH, json.dumps({"passage_meanings": [], "interpretations": [], "answer": ""})))
+    result = api.ask("What is HP?", "auto", context(demo_index))
+    by_id = {p["id"]: p for p in result["passages"]}
+    readings = result["interpretations"]
+    assert len(readings) >= 2 and result["decision"]["auto"]["extractive_readings"] == len(readings)
+    for number, item in enumerate(readings):
+        (cited,) = item["citations"]
+        assert item["answer"] in by_id[cited]["text"] and by_id[cited]["title"] in item["question"]
+        assert f"[{list(by_id).index(cited) + 1}]" in result["answer"]
+    assert "do not answer" not in result["answer"]
+
+
+def test_a_clear_question_is_answered_like_vanilla(scripted, demo_index):
+    scripted.rules.append((SYNTH, synthesis))
+    result = api.ask("How many watts is one mechanical horsepower?", "auto",
+                     context(demo_index, gate_detector=1.1, gate_focus=-1.0))
+    assert result["decision"]["ambiguous"] is False and result["decision"]["auto"]["method"] == "vanilla"
+    assert result["route"] == ["retrieve_for_gate", "assess_ambiguity", "keep_top_passages", "synthesize_answer"]
+    (prompt,) = [c["text"] for c in scripted.calls if SYNTH in c["text"]]
+    assert "fall into these groups" not in prompt
+
+
+def test_the_thorough_budget_runs_diva_as_a_subgraph(scripted, demo_index):
+    script_diva(scripted, verdicts={"What is HP, the company?": "Yes"})
+    result = api.ask("What is HP?", "auto", context(demo_index, budget="thorough"))
+    decision = result["decision"]
+    assert decision["auto"]["method"] == "diva" and decision["interpretations_source"] == "diva"
+    # the common decision is auto's own choice; DIVA's detail, with the branch it took, is under `diva`
+    assert decision["ambiguous"] is True and decision["branch"] == "ambiguous"
+    assert decision["diva"]["grade"] == "PartialUseful" and decision["diva"]["branch"] == "passages"
+    assert "grade" not in decision["auto"] and decision["abstained"] is False
+    assert result["route"][:2] == ["retrieve_for_gate", "assess_ambiguity"]
+    assert "synthesize_answer" in result["route"] and "verify_passages" in result["route"]
+
+
+def test_auto_is_registered_and_checks_its_budget():
+    assert next(iter(METHODS)) == "auto"
+    with pytest.raises(InputError):
+        AutoContext(budget="huge")

@@ -1,0 +1,92 @@
+"""Grounded, distinct interpretations and the answer that states them (agent/steps/interpretations.py)."""
+
+from agent.steps.interpretations import (
+    NOT_IN_DOCUMENTS,
+    compose_answer,
+    complete_sentences,
+    ground_interpretations,
+    grounded_output,
+    question_key,
+    usable_sentences,
+)
+from agent.usage import UsageRecorder, _current
+
+PASSAGES = [
+    {"id": "co", "title": "Hewlett-Packard", "text": "Hewlett-Packard is an American technology company founded in 1939."},
+    {"id": "unit", "title": "Horsepower", "text": "Horsepower is a unit of power devised by James Watt."},
+    {"id": "game", "title": "Hit points", "text": "Hit points, abbreviated HP, measure a character's health in games."},
+]
+COMPANY = {"question": "What is HP, the company?", "answer": "an American technology company", "citations": ["co"]}
+UNIT = {"question": "What is hp as a unit?", "answer": "a unit of power", "citations": ["unit"]}
+
+
+def test_question_key_ignores_case_punctuation_and_stopwords():
+    assert question_key("What is HP?") == question_key("what is  hp") == "hp"
+    assert question_key("What is HP, the company?") != question_key("What is HP?")
+
+
+def test_an_answer_whose_words_are_not_in_its_cited_passage_is_dropped():
+    wrong = {"question": "What is HP in games?", "answer": "Harry Potter", "citations": ["game"]}
+    kept, direct, dropped = ground_interpretations("What is HP?", [COMPANY, wrong], PASSAGES)
+    assert kept == [COMPANY] and direct is None
+    assert dropped == [{"question": wrong["question"], "answer": "Harry Potter", "reason": "answer not in the cited passage"}]
+
+
+def test_only_the_supporting_citations_are_kept():
+    both = {**UNIT, "citations": ["co", "unit"]}
+    (kept,), _, _ = ground_interpretations("What is HP?", [both], PASSAGES)
+    assert kept["citations"] == ["unit"]
+
+
+def test_repeats_of_the_question_and_of_earlier_readings_are_not_readings():
+    same = {"question": "what is HP", "answer": "a unit of power", "citations": ["unit"]}
+    again = {**COMPANY, "question": "what is HP,  the Company", "citations": ["co"]}
+    uncited = {"question": "What is HP in games?", "answer": "hit points", "citations": []}
+    kept, direct, dropped = ground_interpretations("What is HP?", [COMPANY, same, again, uncited], PASSAGES)
+    assert kept == [COMPANY]
+    assert direct == same  # grounded: the question answered as it stands
+    assert [d["reason"] for d in dropped] == ["repeats the question", "repeats an earlier interpretation", "no citation"]
+
+
+def test_a_sentence_cut_off_by_the_length_cap_is_removed():
+    prose = "HP is a company [1]. Watt wanted a simple way to market his [2]"
+    assert complete_sentences(prose) == ["HP is a company [1]."]
+    assert complete_sentences("draft 3") == ["draft 3"]  # a lone sentence is all there is
+
+
+def test_sentences_claiming_the_documents_are_silent_are_not_used_next_to_grounded_readings():
+    prose = "HP is an American technology company [1]. The documents do not answer what hp means as a unit [2]."
+    assert usable_sentences(prose) == ["HP is an American technology company [1]."]
+
+
+def test_the_answer_states_every_reading_with_its_citation():
+    prose = "HP is an American technology company [1]. The documents do not mention any unit."
+    answer = compose_answer(prose, [COMPANY, UNIT], None, PASSAGES)
+    assert answer.startswith("HP is an American technology company [1].")
+    assert "What is hp as a unit? A unit of power [2]." in answer
+    assert "do not mention" not in answer
+    template = compose_answer(prose, [COMPANY, UNIT], None, PASSAGES, style="template")
+    assert template.startswith("The documents support 2 readings") and "[1]" in template and "[2]" in template
+
+
+def test_nothing_grounded_says_so_only_without_any_answer():
+    assert compose_answer("", [], None, PASSAGES) == NOT_IN_DOCUMENTS
+    assert compose_answer("HP is a brand [1].", [], None, PASSAGES) == "HP is a brand [1]."
+
+
+def test_a_direct_answer_is_stated_when_the_prose_misses_it():
+    direct = {"question": "What is HP?", "answer": "a unit of power", "citations": ["unit"]}
+    assert compose_answer("", [], direct, PASSAGES) == "A unit of power [2]."
+
+
+def test_dropped_interpretations_are_counted_in_usage():
+    recorder = UsageRecorder()
+    token = _current.set(recorder)
+    try:
+        wrong = {"question": "What is HP in games?", "answer": "Harry Potter", "citations": ["game"]}
+        answer, kept, details = grounded_output("What is HP?", [COMPANY, wrong], PASSAGES, "")
+    finally:
+        _current.reset(token)
+    assert recorder.counts["dropped_interpretations"] == 1
+    assert kept == [COMPANY] and details["interpretations_check"]["kept"] == 1
+    assert answer == "What is HP, the company? An American technology company [1]."
