@@ -90,3 +90,13 @@ def test_dropped_interpretations_are_counted_in_usage():
     assert recorder.counts["dropped_interpretations"] == 1
     assert kept == [COMPANY] and details["interpretations_check"]["kept"] == 1
     assert answer == "What is HP, the company? An American technology company [1]."
+
+
+def test_a_copied_fragment_ending_mid_phrase_is_not_used():
+    from agent.steps.interpretations import usable_sentences
+
+    prose = "Watt wanted a simple way to market his [3]. Horsepower is a unit of power [3]."
+    assert usable_sentences(prose) == ["Horsepower is a unit of power [3]."]
+    assert usable_sentences("HP makes printers and PCs [1]. It was founded by Hewlett and Packard [2].") == [
+        "HP makes printers and PCs [1].", "It was founded by Hewlett and Packard [2]."]
+

@@ -94,10 +94,20 @@ def complete_sentences(prose: str) -> list[str]:
     return found[:-1] if len(found) > 1 and not _COMPLETE.search(found[-1]) else found
 
 
+# words no English sentence ends with: a sentence ending in one is a fragment the model copied
+# from a passage cut mid-way ("Watt wanted a simple way to market his [3].")
+_DANGLING = re.compile(
+    r"\b(a|an|the|his|her|its|their|our|your|my|of|to|and|or|but|with|from|by|than|whose)"
+    r"\W*(\[[\d,\s]+\])?\W*$",
+    re.IGNORECASE,
+)
+
+
 def usable_sentences(prose: str) -> list[str]:
-    """The model's sentences a reader can trust next to grounded readings: complete, citing a
-    passage, and not claiming the documents are silent."""
-    return [s for s in complete_sentences(prose) if _CITATION.search(s) and not _SILENT.search(s)]
+    """The model's sentences a reader can trust next to grounded readings: complete (not cut
+    off, not a dangling fragment), citing a passage, and not claiming the documents are silent."""
+    return [s for s in complete_sentences(prose)
+            if _CITATION.search(s) and not _SILENT.search(s) and not _DANGLING.search(s)]
 
 
 def covers(text: str, item: dict, passages: list[dict], threshold: float = SUPPORT) -> bool:
