@@ -4,10 +4,9 @@ signals, then answer like vanilla or run an ambiguity method.
 retrieve_for_gate (2k passages) -> assess_ambiguity (no LLM: query detector, focus of the
 passages on the question, ADF coherence; agent/steps/ambiguity_signals.py) ->
   clear:                      keep_top_passages -> synthesize_answer (vanilla's shared node)
-  ambiguous, budget "fast":   spread_over_senses (maximal marginal relevance over the 2k) ->
-                              answer_each_sense: the shared synthesis guided by the sense groups
-                              (one call, like vanilla), plus an extractive reading for each
-                              group no kept reading cites
+  ambiguous, budget "fast":   answer_each_sense: vanilla's synthesis over the top k (one
+                              call, the same as vanilla's), plus an extractive, cited reading
+                              for each sense group of the 2k passages no kept reading cites
   ambiguous, budget "thorough": the DIVA graph run whole (agent.app.handoff; several calls,
                               per-reading verification); its detail goes under `decision.diva`
 Either way the shared synthesis keeps only grounded, distinct interpretations and states each.
@@ -18,6 +17,7 @@ the stream carries an `auto_decision` event as soon as the gate has decided.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Literal
@@ -32,14 +32,15 @@ from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.steps.ambiguity_signals import DEFAULT_THRESHOLDS, GateThresholds, detector_signal, is_ambiguous, passage_signals
 from agent.steps.coherence import cosine
 from agent.steps.grounding import STOPWORDS, content_tokens, tokens
-from agent.steps.interpretations import NOT_IN_DOCUMENTS, sentences, stated, usable_sentences
+from agent.steps.interpretations import NOT_IN_DOCUMENTS, not_silent, sentences, stated
 from agent.steps.nodes import answer_update, synthesize_answer
 from agent.usage import emit, tracked
 from graphs.diva import DIVAContext
 
 Budget = Literal["fast", "thorough"]
-METHOD_FOR_BUDGET = {"fast": "sense-spread synthesis", "thorough": "diva"}
-MMR_WEIGHT = 0.5  # relevance against redundancy when spreading the passages over the senses
+METHOD_FOR_BUDGET = {"fast": "synthesis + extractive readings", "thorough": "diva"}
+EXTRA_READINGS = 3  # extractive readings added at most: more reads as a list of search results
+MIN_MATCH = 0.4  # share of the question's (rarity-weighted) content words a reading's sentence must carry
 SAME_SENSE = 0.5  # cosine at which two passages count as one sense (packaged MiniLM encoder)
 
 
@@ -49,7 +50,8 @@ class AutoContext(DIVAContext):
 
     budget: Budget = field(
         default="fast",
-        metadata={"description": "Ambiguous questions: fast (passages spread over the senses, one call) "
+        metadata={"description": "Ambiguous questions: fast (vanilla's one call, plus a cited extractive reading "
+                                 "for each sense of the passages it missed) "
                                  "or thorough (DIVA: pseudo-interpretations, verification, several calls)"},
     )
     gate_detector: float = field(
@@ -107,51 +109,16 @@ def assess_ambiguity(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
 
 def route_after_assess_ambiguity(
     state: AutoState, runtime: Runtime[AutoContext]
-) -> Literal["keep_top_passages", "spread_over_senses", "diva"]:
+) -> Literal["keep_top_passages", "answer_each_sense", "diva"]:
     if not state.get("ambiguous"):
         return "keep_top_passages"
-    return "diva" if runtime.context.budget == "thorough" else "spread_over_senses"
+    return "diva" if runtime.context.budget == "thorough" else "answer_each_sense"
 
 
 @tracked
 def keep_top_passages(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
     """A clear question is answered like vanilla, from its own top k (already in hand)."""
     return {"passages": (state.get("detection_passages") or [])[:runtime.context.k]}
-
-
-@tracked
-def spread_over_senses(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
-    """k of the 2k passages by maximal marginal relevance (near the question, far from the ones
-    already chosen), so each sense gets a passage; grouped by similarity, each group's title
-    guides the synthesis."""
-    context = runtime.context
-    passages = state.get("detection_passages") or []
-    if len(passages) < 3:
-        return {"passages": passages[:context.k]}
-    retriever = get_retriever(context)
-    vectors = passage_vectors(retriever, passages)
-    chosen = sorted(diverse_order(vectors, retriever.embed_queries([state["question"]])[0], context.k))
-    groups = sense_groups(vectors[chosen], [passages[i] for i in chosen], state["question"])
-    subjects = [(passages[chosen[group[0]]]["title"], [i + 1 for i in group]) for group in groups]
-    guidance = ("This question may mean different things. The passages fall into these groups: "
-                + "; ".join(f"{title} (passages {', '.join(map(str, numbers))})" for title, numbers in subjects)
-                + ". Give one interpretation for each group the passages answer, with a question that names "
-                "that group's meaning.") if len(subjects) > 1 else ""
-    return {"passages": [passages[i] for i in chosen], "guidance": guidance,
-            "decision": {"auto_subjects": [title for title, _ in subjects]}}
-
-
-def diverse_order(vectors, query_vector, limit: int, weight: float = MMR_WEIGHT) -> list[int]:
-    """Maximal marginal relevance: indices chosen one at a time by
-    weight * cos(question, p) - (1 - weight) * max cos(p, chosen)."""
-    relevance = [cosine(query_vector, v) for v in vectors]
-    chosen: list[int] = []
-    while len(chosen) < min(limit, len(vectors)):
-        def gain(i: int) -> float:
-            redundancy = max((cosine(vectors[i], vectors[j]) for j in chosen), default=0.0)
-            return weight * relevance[i] - (1 - weight) * redundancy
-        chosen.append(max((i for i in range(len(vectors)) if i not in chosen), key=gain))
-    return chosen
 
 
 def names(passage: dict, question: str) -> set[str]:
@@ -166,14 +133,14 @@ def names(passage: dict, question: str) -> set[str]:
 
 
 def sense_groups(vectors, passages: list[dict], question: str, threshold: float = SAME_SENSE) -> list[list[int]]:
-    """Greedy grouping in rank order: a passage joins the first group whose first passage is at
-    least `threshold` similar to it or names the same thing, else starts a group. The packaged
+    """Greedy grouping in rank order: a passage joins the first group holding a passage at least
+    `threshold` similar to it or naming the same thing, else starts a group. The packaged
     encoder alone puts two passages of one sense at 0.3 and of two senses at 0.45."""
     groups: list[list[int]] = []
     named = [names(p, question) for p in passages]
     for i in range(len(vectors)):
         home = next((g for g in groups
-                     if cosine(vectors[g[0]], vectors[i]) >= threshold or named[g[0]] & named[i]), None)
+                     if any(cosine(vectors[j], vectors[i]) >= threshold or named[j] & named[i] for j in g)), None)
         if home is None:
             groups.append([i])
         else:
@@ -183,38 +150,74 @@ def sense_groups(vectors, passages: list[dict], question: str, threshold: float 
 
 @tracked
 def answer_each_sense(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
-    """The shared synthesis, then, for each sense group of the passages that no kept reading
-    cites, an extractive reading: the group's first passage's first sentence that mentions the
-    question (grounded by construction, cited). Small models often write one reading only."""
-    update = synthesize_answer(state, runtime)
+    """vanilla's synthesis over the top k (the same call, so the model's answer is vanilla's),
+    then, for each sense group of the 2k passages that no kept reading cites, an extractive
+    reading: the group's sentence that best matches the question, cited (grounded by
+    construction). Small models write one reading; the other senses sit in the passages."""
+    context = runtime.context
+    pool = state.get("detection_passages") or []
+    top = pool[:context.k]
+    update = synthesize_answer({**state, "passages": top}, runtime)
     if update["decision"].get("abstained") and update["answer"] != NOT_IN_DOCUMENTS:
-        return update  # the model failed: nothing to add to
-    passages = state.get("passages") or []
-    vectors = passage_vectors(get_retriever(runtime.context), passages) if passages else []
+        return {**update, "passages": top}  # the model failed: nothing to add to
     cited = {c for item in update["interpretations"] for c in item["citations"]}
-    added = []
-    for group in sense_groups(vectors, passages, state["question"]):
-        if not any(passages[i]["id"] in cited for i in group):  # no kept reading covers this sense
-            added.append(extractive_reading(state["question"], passages[group[0]]))
+    vectors = passage_vectors(get_retriever(context), pool) if pool else []
+    weights = rarity(state["question"], pool)
+    shown, added = list(top), []
+    for group in sense_groups(vectors, pool, state["question"]):
+        if len(added) == EXTRA_READINGS:
+            break
+        if any(pool[i]["id"] in cited for i in group):  # a kept reading covers this sense
+            continue
+        reading = extractive_reading(state["question"], [pool[i] for i in group], weights)
+        if reading is not None:
+            added.append(reading)
+            shown += [p for p in pool if p["id"] == reading["citations"][0] and p not in shown]
     if not added:
-        return update
+        return {**update, "passages": top}
     interpretations = update["interpretations"] + added
-    lead = usable_sentences(update["answer"])  # cited, complete, not claiming silence
-    answer = " ".join(lead + [stated(item, passages) for item in added])
+    lead = not_silent(update["answer"])  # vanilla's finished answer, less any "the documents do not say"
+    answer = " ".join(lead + [stated(item, shown) for item in added])
     decision = {**update["decision"], "abstained": False, "extractive_readings": len(added)}
-    return {**update, **answer_update(answer, interpretations, **decision)}
+    return {**update, **answer_update(answer, interpretations, **decision), "passages": shown}
 
 
-def extractive_reading(question: str, passage: dict) -> dict:
-    """A reading named after the passage's title, answered by its sentence about the question."""
-    wanted = set(content_tokens(question))
-    found = sentences(passage["text"])
-    at = next((n for n, s in enumerate(found) if wanted & set(content_tokens(s))), 0)
-    sentence = " ".join(found[at:at + 2]) if len(found[at]) < 40 else found[at]  # "HP Inc." is no sentence
+def rarity(question: str, passages: list[dict]) -> dict[str, float]:
+    """Weight of each content word of the question: rarer among the passages weighs more
+    ("potts" tells more than "beast" when every passage is about Beauty and the Beast)."""
+    texts = [set(content_tokens(p["text"])) for p in passages]
+    return {w: math.log(1 + (len(texts) + 1) / (1 + sum(w in t for t in texts))) for w in set(content_tokens(question))}
+
+
+def extractive_reading(question: str, group: list[dict], weights: dict[str, float]) -> dict | None:
+    """The group's sentence carrying most of the question's weight, as a reading named after
+    its passage's title; None when no sentence carries MIN_MATCH of it (an off-topic group).
+    Ties go to the sentence naming its passage's subject ("Hit points, abbreviated HP, ...")."""
+    total = sum(weights.values()) or 1.0
+    best, best_score = None, 0.0
+    for passage in group:
+        subject = set(content_tokens(passage["title"])) - set(weights)
+        for sentence in passage_sentences(passage):
+            words = set(content_tokens(sentence))
+            match = sum(weight for word, weight in weights.items() if word in words) / total
+            score = match + 0.1 * len(subject & words) / max(len(subject), 1)
+            if match >= MIN_MATCH and score > best_score:
+                best, best_score = (passage, sentence), score
+    if best is None:
+        return None
+    passage, sentence = best
+    sentence = sentence.replace('""', '"')  # the corpus's CSV-doubled quotes
     if len(sentence) > 240:
         sentence = sentence[:240].rsplit(" ", 1)[0] + " ..."
     return {"question": f"{question.strip().rstrip('?')} ({passage['title']})?", "answer": sentence.rstrip("."),
             "citations": [passage["id"]]}
+
+
+def passage_sentences(passage: dict) -> list[str]:
+    """Whole sentences of the passage: not the quoted title a chunk starts with, not a chunk's
+    opening fragment (lower-case start), not a heading too short to say anything."""
+    text = re.sub(r'^\s*"[^"]{1,200}"\s+', "", passage["text"])
+    return [s for s in sentences(text) if len(s) >= 40 and not s[:1].islower()]
 
 
 @tracked
@@ -236,7 +239,6 @@ builder.add_node("retrieve_for_gate", starts_turn(retrieve_for_gate, ambiguous=N
                                                   interpretations_source="synthesis"))
 builder.add_node("assess_ambiguity", assess_ambiguity)
 builder.add_node("keep_top_passages", keep_top_passages)
-builder.add_node("spread_over_senses", spread_over_senses)
 builder.add_node("synthesize_answer", synthesize_answer)
 builder.add_node("answer_each_sense", answer_each_sense)
 builder.add_node("diva", diva)
@@ -244,7 +246,6 @@ builder.add_edge(START, "retrieve_for_gate")
 builder.add_edge("retrieve_for_gate", "assess_ambiguity")
 builder.add_conditional_edges("assess_ambiguity", route_after_assess_ambiguity)
 builder.add_edge("keep_top_passages", "synthesize_answer")
-builder.add_edge("spread_over_senses", "answer_each_sense")
 builder.add_edge("answer_each_sense", END)
 builder.add_edge("synthesize_answer", END)
 builder.add_edge("diva", END)

@@ -103,6 +103,12 @@ _DANGLING = re.compile(
 )
 
 
+def not_silent(answer: str) -> list[str]:
+    """A finished answer's sentences, except those claiming the documents are silent: what can
+    stay when grounded readings are added after it."""
+    return [] if answer == NOT_IN_DOCUMENTS else [s for s in sentences(answer) if not _SILENT.search(s)]
+
+
 def usable_sentences(prose: str) -> list[str]:
     """The model's sentences a reader can trust next to grounded readings: complete (not cut
     off, not a dangling fragment), citing a passage, and not claiming the documents are silent."""
