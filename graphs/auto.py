@@ -31,7 +31,7 @@ from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.steps.ambiguity_signals import DEFAULT_THRESHOLDS, GateThresholds, detector_signal, is_ambiguous, passage_signals
 from agent.steps.coherence import cosine
-from agent.steps.grounding import STOPWORDS, content_tokens, tokens
+from agent.steps.grounding import STOPWORDS, stem, content_tokens, tokens
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, not_silent, sentences, stated
 from agent.steps.nodes import answer_update, synthesize_answer
 from agent.usage import emit, tracked
@@ -185,15 +185,18 @@ def answer_each_sense(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
 def rarity(question: str, passages: list[dict]) -> dict[str, float]:
     """Weight of each content word of the question: rarer among the passages weighs more
     ("potts" tells more than "beast" when every passage is about Beauty and the Beast)."""
+    asked = {stem(w) for w in tokens(question) if w not in STOPWORDS}  # "How many do I have?": none
     texts = [set(content_tokens(p["text"])) for p in passages]
-    return {w: math.log(1 + (len(texts) + 1) / (1 + sum(w in t for t in texts))) for w in set(content_tokens(question))}
+    return {w: math.log(1 + (len(texts) + 1) / (1 + sum(w in t for t in texts))) for w in asked}
 
 
 def extractive_reading(question: str, group: list[dict], weights: dict[str, float]) -> dict | None:
     """The group's sentence carrying most of the question's weight, as a reading named after
     its passage's title; None when no sentence carries MIN_MATCH of it (an off-topic group).
     Ties go to the sentence naming its passage's subject ("Hit points, abbreviated HP, ...")."""
-    total = sum(weights.values()) or 1.0
+    if not weights:
+        return None  # a question of stopwords only: no sentence can be about it
+    total = sum(weights.values())
     best, best_score = None, 0.0
     for passage in group:
         subject = set(content_tokens(passage["title"])) - set(weights)

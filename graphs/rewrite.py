@@ -40,8 +40,9 @@ class RewriteContext(Context):
         metadata={"description": "never: pass every message through; always: rewrite every follow-up; "
                                  "guided: rewrite only messages the detector calls ambiguous"},
     )
-    downstream: Literal["vanilla", "adf", "diva", "verdict"] = field(
-        default="vanilla", metadata={"description": "Method that answers the (rewritten) query"},
+    downstream: Literal["auto", "vanilla", "adf", "diva", "verdict"] = field(
+        default="auto", metadata={"description": "Method that answers the (rewritten) query (auto, the default "
+                                                 "method, like chat)"},
     )
     history_turns: int = field(default=5, metadata={"description": "Earlier exchanges shown to the rewriter"})
     detector_model: str = field(

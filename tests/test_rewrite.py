@@ -29,7 +29,7 @@ def conversation(scripted, demo_index):
     saver = InMemorySaver()
 
     def say(question, thread="t1", **settings):
-        context = {"model": "scripted", "index_dir": demo_index, **settings}
+        context = {"model": "scripted", "index_dir": demo_index, "downstream": "vanilla", **settings}
         return api.ask(question, "rewrite", context, checkpointer=saver, thread_id=thread)
 
     say.saver = saver
@@ -103,7 +103,8 @@ def test_failed_rewrite_falls_back_to_the_original_message(scripted, demo_index)
     history = [HumanMessage(TURNS[0]), AIMessage("A segment is a group of profiles.")]
     graph = api._graph("rewrite")
     state = graph.invoke({"question": TURNS[1], "messages": history},
-                         context=api.method_context("rewrite", {"model": "scripted", "index_dir": demo_index}))
+                         context=api.method_context("rewrite", {"model": "scripted", "index_dir": demo_index,
+                                                               "downstream": "vanilla"}))
     assert state["decision"]["rewrite_failed"] is True and state["decision"]["rewritten"] is False
     assert state["answer"] == f"Answer to: {TURNS[1]}"
     assert len(rewrite_calls(scripted)) == 2  # malformed, retried once
@@ -111,7 +112,7 @@ def test_failed_rewrite_falls_back_to_the_original_message(scripted, demo_index)
 
 def test_streaming_relays_the_rewrite_and_the_downstream_events(conversation, scripted, demo_index):
     conversation(TURNS[0])
-    events = list(api.stream(TURNS[1], "rewrite", {"model": "scripted", "index_dir": demo_index},
+    events = list(api.stream(TURNS[1], "rewrite", {"model": "scripted", "index_dir": demo_index, "downstream": "vanilla"},
                              checkpointer=conversation.saver, thread_id="t1"))
     stages = [e["node"] for e in events if e["event"] == "stage"]
     assert stages == ["classify_ambiguity", "rewrite_query", "run_downstream", "retrieve", "synthesize_answer"]
@@ -120,7 +121,7 @@ def test_streaming_relays_the_rewrite_and_the_downstream_events(conversation, sc
 
 
 def test_unknown_downstream_or_mode_is_an_input_error(conversation):
-    with pytest.raises(InputError, match="downstream='rewrite' is not one of: vanilla, adf, diva, verdict"):
+    with pytest.raises(InputError, match="downstream='rewrite' is not one of: auto, vanilla, adf, diva, verdict"):
         conversation(TURNS[0], downstream="rewrite")
     with pytest.raises(InputError, match="rewrite_mode='sometimes' is not one of: never, always, guided"):
         conversation(TURNS[0], rewrite_mode="sometimes")
@@ -164,9 +165,16 @@ def test_the_downstream_method_runs_as_a_nested_subgraph(scripted, demo_index):
     subgraphs=True (what Studio does) shows its own steps under the calling node's namespace."""
     scripted.rules.append((SYNTHESIS_MARKER, synthesis))
     graph = api._graph("rewrite", InMemorySaver())
-    context = api.method_context("rewrite", {"model": "scripted", "index_dir": demo_index, "rewrite_mode": "never"})
+    context = api.method_context("rewrite", {"model": "scripted", "index_dir": demo_index, "rewrite_mode": "never",
+                                                  "downstream": "vanilla"})
     inner = [(namespace, list(update)) for namespace, mode, update in graph.stream(
         {"question": TURNS[0]}, {"configurable": {"thread_id": "s"}}, context=context,
         stream_mode=["updates"], subgraphs=True) if namespace]
     assert [nodes for _, nodes in inner] == [["retrieve"], ["synthesize_answer"]]
     assert all(namespace[0].startswith("run_downstream:") for namespace, _ in inner)
+
+
+def test_auto_the_default_method_answers_downstream_by_default():
+    from graphs.rewrite import RewriteContext
+
+    assert RewriteContext().downstream == "auto"

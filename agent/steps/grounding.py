@@ -31,7 +31,7 @@ STOPWORDS = frozenset(
 _SUFFIXES = ("ing", "ed", "es", "s")
 
 
-def _stem(token: str) -> str:
+def stem(token: str) -> str:
     """Strip one common English suffix so "founded"/"founding"/"founds" match."""
     for suffix in _SUFFIXES:
         if len(token) > len(suffix) + 2 and token.endswith(suffix):
@@ -51,7 +51,7 @@ def content_tokens(text: str) -> list[str]:
     """Stemmed tokens without stopwords; all tokens when the text is nothing but stopwords."""
     words = tokens(text)
     kept = [w for w in words if w not in STOPWORDS] or words
-    return [_stem(w) for w in kept]
+    return [stem(w) for w in kept]
 
 
 def answer_support(answer: str, passage_text: str) -> float:
@@ -59,7 +59,7 @@ def answer_support(answer: str, passage_text: str) -> float:
     wanted = set(content_tokens(answer))
     if not wanted:
         return 0.0
-    present = {_stem(w) for w in tokens(passage_text)}
+    present = {stem(w) for w in tokens(passage_text)}
     return len(wanted & present) / len(wanted)
 
 
