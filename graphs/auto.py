@@ -193,7 +193,8 @@ def rarity(question: str, passages: list[dict]) -> dict[str, float]:
 def extractive_reading(question: str, group: list[dict], weights: dict[str, float]) -> dict | None:
     """The group's sentence carrying most of the question's weight, as a reading named after
     its passage's title; None when no sentence carries MIN_MATCH of it (an off-topic group).
-    Ties go to the sentence naming its passage's subject ("Hit points, abbreviated HP, ...")."""
+    Ties go to the sentence naming its passage's subject, and to one spelling out an acronym of
+    the question ("Hit points, abbreviated HP, ..." for "What is HP?")."""
     if not weights:
         return None  # a question of stopwords only: no sentence can be about it
     total = sum(weights.values())
@@ -203,7 +204,7 @@ def extractive_reading(question: str, group: list[dict], weights: dict[str, floa
         for sentence in passage_sentences(passage):
             words = set(content_tokens(sentence))
             match = sum(weight for word, weight in weights.items() if word in words) / total
-            score = match + 0.1 * len(subject & words) / max(len(subject), 1)
+            score = match + 0.1 * len(subject & words) / max(len(subject), 1) + 0.1 * spells_out(question, sentence)
             if match >= MIN_MATCH and score > best_score:
                 best, best_score = (passage, sentence), score
     if best is None:
@@ -214,6 +215,19 @@ def extractive_reading(question: str, group: list[dict], weights: dict[str, floa
         sentence = sentence[:240].rsplit(" ", 1)[0] + " ..."
     return {"question": f"{question.strip().rstrip('?')} ({passage['title']})?", "answer": sentence.rstrip("."),
             "citations": [passage["id"]]}
+
+
+def spells_out(question: str, sentence: str) -> bool:
+    """Whether the sentence has capitalized consecutive words whose initials spell an acronym of
+    the question ("Hit points" or "Hewlett-Packard" for HP)."""
+    words = re.findall(r"[A-Za-z]+", sentence)
+    for acronym in re.findall(r"\b[A-Z]{2,5}\b", question):
+        n = len(acronym)
+        for i in range(len(words) - n + 1):
+            run = words[i:i + n]
+            if run[0][:1].isupper() and run[0] != acronym and "".join(w[0] for w in run).upper() == acronym:
+                return True
+    return False
 
 
 def passage_sentences(passage: dict) -> list[str]:

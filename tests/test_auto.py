@@ -8,7 +8,7 @@ from agent.app import api
 from agent.app.methods import METHODS
 from agent.errors import InputError
 from agent.steps.ambiguity_signals import GateThresholds, is_ambiguous
-from graphs.auto import AutoContext, extractive_reading, rarity, sense_groups
+from graphs.auto import AutoContext, extractive_reading, rarity, sense_groups, spells_out
 from tests.diversify_script import script as script_diva
 from tests.scripted import passage_number
 
@@ -67,8 +67,19 @@ def test_an_extractive_reading_is_the_sentence_carrying_the_rare_words_of_the_qu
     assert reading["answer"] == "Emma Thompson plays Mrs Potts, the castle's head housekeeper, in the film"
     assert reading["question"] == "Who is Mrs Potts in Beauty and the Beast (Beauty and the Beast (2017 film))?"
     assert reading["citations"] == ["a"]
+    # an acronym of the question spelled out breaks a tie
+    group = [{"id": "g", "title": "HP in games", "text": "Japanese role-playing games made HP a familiar number."},
+             {"id": "h", "title": "Hit points", "text": "Hit points, abbreviated HP, measure the damage a hero takes."}]
+    assert extractive_reading("What is HP?", group, rarity("What is HP?", group))["answer"].startswith("Hit points")
     # a group that says nothing about Mrs Potts gives no reading
     assert extractive_reading(question, passages[1:], weights) is None
+
+
+def test_spelled_out_acronyms():
+    assert spells_out("What is HP?", "Hewlett-Packard sold the HP 200A.")
+    assert spells_out("What is HP?", "Hit points measure damage.")
+    assert not spells_out("What is HP?", "Japanese role-playing games made HP a familiar number.")
+    assert not spells_out("what is hp?", "Hit points measure damage.")  # no acronym asked about
 
 
 def test_an_ambiguous_question_gets_vanillas_answer_and_a_reading_per_missed_sense(scripted, demo_index):
