@@ -97,3 +97,15 @@ def test_ask_shows_the_cleaned_answer_when_the_stream_looped(capsys, demo_index,
     out = capsys.readouterr().out
     assert out.startswith(loop.strip())  # the tokens as they streamed
     assert "Answer (repeats and invalid citations removed):\nHP is horsepower [5]. HP is also a company.\n" in out
+
+
+def test_ask_lists_the_cited_sources_and_counts_the_rest(capsys, demo_index, scripted):
+    scripted.rules.append(("Reply with JSON", SYNTHESIS))
+    code, out, _ = run(capsys, "ask", "What is HP?", "--method", "vanilla", "--index", demo_index, "--model", "scripted", "--k", "5")
+    sources = out.split("Sources:\n", 1)[1].splitlines()
+    listed = [line for line in sources if line.startswith("  [")]
+    assert code == 0 and 1 <= len(listed) < 5
+    _, as_json, _ = run(capsys, "ask", "What is HP?", "--method", "vanilla", "--index", demo_index, "--model", "scripted",
+                        "--k", "5", "--json")
+    assert sorted(line.split("(")[-1].rstrip(")") for line in listed) == sorted(json.loads(as_json)["cited"])
+    assert f"({5 - len(listed)} more retrieved and not cited; --json lists them)" in out

@@ -183,10 +183,15 @@ def _print_answer(result: dict, streamed: str) -> None:
         for item in result["interpretations"]:
             cites = ", ".join(item["citations"]) or "no citation"
             print(f"  - {item['question']} -> {item['answer']}  [{cites}]")
-    if result["passages"]:
+    if result["passages"]:  # the cited ones, numbered as in the answer; the rest only counted
+        cited = set(result.get("cited") or [])
+        shown = [(n, p) for n, p in enumerate(result["passages"], 1) if p["id"] in cited] or \
+            list(enumerate(result["passages"], 1))
         print("Sources:")
-        for number, p in enumerate(result["passages"], 1):
+        for number, p in shown:
             print(f"  [{number}] {titles[p['id']]} ({p['id']})")
+        if len(shown) < len(result["passages"]):
+            print(f"  ({len(result['passages']) - len(shown)} more retrieved and not cited; --json lists them)")
     usage = result["usage"]
     print(f"route: {' > '.join(result['route'])} | {usage.get('llm_calls', 0)} LLM calls, "
           f"{usage.get('prompt_tokens', 0)}+{usage.get('completion_tokens', 0)} tokens, "
