@@ -32,14 +32,15 @@ from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.steps.ambiguity_signals import DEFAULT_THRESHOLDS, GateThresholds, detector_signal, is_ambiguous, passage_signals
 from agent.steps.coherence import cosine
 from agent.steps.grounding import STOPWORDS, stem, content_tokens, tokens
-from agent.steps.interpretations import NOT_IN_DOCUMENTS, not_silent, sentences, stated
+from agent.steps.interpretations import NOT_IN_DOCUMENTS, marker, not_silent, sentences
 from agent.steps.nodes import answer_update, synthesize_answer
 from agent.usage import emit, tracked
 from graphs.diva import DIVAContext
 
 Budget = Literal["fast", "thorough"]
 METHOD_FOR_BUDGET = {"fast": "synthesis + extractive readings", "thorough": "diva"}
-EXTRA_READINGS = 3  # extractive readings added at most: more reads as a list of search results
+EXTRA_READINGS = 3  # extractive readings added at most (4 on the ASQA sample: ROUGE-Lsum barely above vanilla's)
+ANSWER_TYPE_BONUS = 0.3  # a sentence holding what the question asks for (a year for "when") over one that does not
 MIN_MATCH = 0.4  # share of the question's (rarity-weighted) content words a reading's sentence must carry
 SAME_SENSE = 0.5  # cosine at which two passages count as one sense (packaged MiniLM encoder)
 
@@ -151,9 +152,10 @@ def sense_groups(vectors, passages: list[dict], question: str, threshold: float 
 @tracked
 def answer_each_sense(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
     """vanilla's synthesis over the top k (the same call, so the model's answer is vanilla's),
-    then, for each sense group of the 2k passages that no kept reading cites, an extractive
-    reading: the group's sentence that best matches the question, cited (grounded by
-    construction). Small models write one reading; the other senses sit in the passages."""
+    then up to EXTRA_READINGS extractive readings from the 2k passages no kept reading cites,
+    senses the model missed first (`reading_order`): each passage's sentence that best matches
+    the question, stated after its title and cited (grounded by construction). Small models
+    write one reading; the others sit in the passages."""
     context = runtime.context
     pool = state.get("detection_passages") or []
     top = pool[:context.k]
@@ -164,22 +166,34 @@ def answer_each_sense(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
     vectors = passage_vectors(get_retriever(context), pool) if pool else []
     weights = rarity(state["question"], pool)
     shown, added = list(top), []
-    for group in sense_groups(vectors, pool, state["question"]):
+    by_id = {p["id"]: p for p in pool}
+    for candidates in reading_order(vectors, pool, state["question"], cited):
         if len(added) == EXTRA_READINGS:
             break
-        if any(pool[i]["id"] in cited for i in group):  # a kept reading covers this sense
-            continue
-        reading = extractive_reading(state["question"], [pool[i] for i in group], weights)
+        reading = extractive_reading(state["question"], [pool[i] for i in candidates], weights)
         if reading is not None:
-            added.append(reading)
-            shown += [p for p in pool if p["id"] == reading["citations"][0] and p not in shown]
+            passage = by_id[reading["citations"][0]]
+            added.append((reading, passage))
+            shown += [passage] if passage not in shown else []
     if not added:
         return {**update, "passages": top}
-    interpretations = update["interpretations"] + added
-    lead = not_silent(update["answer"])  # vanilla's finished answer, less any "the documents do not say"
-    answer = " ".join(lead + [stated(item, shown) for item in added])
+    interpretations = update["interpretations"] + [reading for reading, _ in added]
+    lead = not_silent(update["answer"])  # vanilla's finished answer, less "the documents do not say" and fragments
+    answer = " ".join(lead + [f"{passage['title']}: {reading['answer']}{marker(reading['citations'], shown)}."
+                              for reading, passage in added])
     decision = {**update["decision"], "abstained": False, "extractive_readings": len(added)}
     return {**update, **answer_update(answer, interpretations, **decision), "passages": shown}
+
+
+def reading_order(vectors, pool: list[dict], question: str, cited: set[str]) -> list[list[int]]:
+    """Candidates for the extractive readings, in the order they are tried: first each sense
+    group no kept reading covers (a sense the model missed; its best sentence wins), then the
+    other uncited passages one by one, by rank (ASQA's readings often differ inside one
+    subject: dates, roles, seasons)."""
+    new = [group for group in sense_groups(vectors, pool, question)
+           if not any(pool[i]["id"] in cited for i in group)]
+    grouped = {i for group in new for i in group}
+    return new + [[i] for i in range(len(pool)) if i not in grouped and pool[i]["id"] not in cited]
 
 
 def rarity(question: str, passages: list[dict]) -> dict[str, float]:
@@ -204,7 +218,8 @@ def extractive_reading(question: str, group: list[dict], weights: dict[str, floa
         for sentence in passage_sentences(passage):
             words = set(content_tokens(sentence))
             match = sum(weight for word, weight in weights.items() if word in words) / total
-            score = match + 0.1 * len(subject & words) / max(len(subject), 1) + 0.1 * spells_out(question, sentence)
+            score = (match + 0.1 * len(subject & words) / max(len(subject), 1) + 0.1 * spells_out(question, sentence)
+                     + ANSWER_TYPE_BONUS * answers_type(question, sentence))
             if match >= MIN_MATCH and score > best_score:
                 best, best_score = (passage, sentence), score
     if best is None:
@@ -215,6 +230,30 @@ def extractive_reading(question: str, group: list[dict], weights: dict[str, floa
         sentence = sentence[:240].rsplit(" ", 1)[0] + " ..."
     return {"question": f"{question.strip().rstrip('?')} ({passage['title']})?", "answer": sentence.rstrip("."),
             "citations": [passage["id"]]}
+
+
+_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b|\b(January|February|March|April|May|June|July|August|September|"
+                   r"October|November|December)\b")
+_NUMBER = re.compile(r"\b\d[\d,.]*\b|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|"
+                     r"hundred|thousand|million|billion)\b", re.IGNORECASE)
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
+
+
+def answers_type(question: str, sentence: str) -> bool:
+    """Whether the sentence holds the kind of thing the question asks for and the question does
+    not already say: a year or month for when, a number for how many/much, a name for who/where."""
+    asked = question.casefold()
+    fresh = sentence
+    for word in set(re.findall(r"\w+", question)):
+        if len(word) > 2:
+            fresh = re.sub(rf"\b{re.escape(word)}\b", " ", fresh, flags=re.IGNORECASE)
+    if asked.startswith(("when", "what year", "what date", "in what year", "which year")):
+        return bool(_YEAR.search(fresh))
+    if asked.startswith(("how many", "how much", "how long", "how old", "how far")):
+        return bool(_NUMBER.search(fresh))
+    if asked.startswith(("who", "whom", "whose", "where", "which")):
+        return bool(_NAME.search(fresh))
+    return False
 
 
 def spells_out(question: str, sentence: str) -> bool:

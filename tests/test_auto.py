@@ -8,7 +8,7 @@ from agent.app import api
 from agent.app.methods import METHODS
 from agent.errors import InputError
 from agent.steps.ambiguity_signals import GateThresholds, is_ambiguous
-from graphs.auto import AutoContext, extractive_reading, rarity, sense_groups, spells_out
+from graphs.auto import AutoContext, answers_type, extractive_reading, rarity, reading_order, sense_groups, spells_out
 from tests.diversify_script import script as script_diva
 from tests.scripted import passage_number
 
@@ -73,6 +73,24 @@ def test_an_extractive_reading_is_the_sentence_carrying_the_rare_words_of_the_qu
     assert extractive_reading("What is HP?", group, rarity("What is HP?", group))["answer"].startswith("Hit points")
     # a group that says nothing about Mrs Potts gives no reading
     assert extractive_reading(question, passages[1:], weights) is None
+
+
+def test_missed_senses_are_tried_first_then_the_other_uncited_passages_by_rank():
+    import numpy as np
+
+    vectors = np.array([[1.0, 0.0], [0.98, 0.2], [0.0, 1.0], [0.1, 0.99], [0.7, 0.7]])
+    pool = [{"id": str(i), "title": f"T{i}", "text": "x"} for i in range(5)]
+    # {0,1} is cited through 0; {2,3} is a sense nobody cited: tried first, as one group
+    order = reading_order(vectors, pool, "What is it?", cited={"0"})
+    assert order[0] == [2, 3] and order[1:] == [[1], [4]]
+
+
+def test_a_sentence_holding_what_the_question_asks_for():
+    assert answers_type("When did Florida stop using the electric chair?", "Florida switched to injection in 2000.")
+    assert not answers_type("When did Florida stop using the electric chair?", "Florida used the electric chair.")
+    assert answers_type("How many medals did Australia win?", "Australia won 58 medals.")
+    assert answers_type("Who played Tony in the film?", "Tony was played by Nicholas Lyndhurst.")
+    assert not answers_type("Who played Tony Soprano?", "Tony Soprano was a character.")  # only the asked name
 
 
 def test_spelled_out_acronyms():

@@ -104,9 +104,11 @@ _DANGLING = re.compile(
 
 
 def not_silent(answer: str) -> list[str]:
-    """A finished answer's sentences, except those claiming the documents are silent: what can
-    stay when grounded readings are added after it."""
-    return [] if answer == NOT_IN_DOCUMENTS else [s for s in sentences(answer) if not _SILENT.search(s)]
+    """A finished answer's complete sentences, except those claiming the documents are silent or
+    ending mid-phrase: what can stay when grounded readings are added after it."""
+    if answer == NOT_IN_DOCUMENTS:
+        return []
+    return [s for s in complete_sentences(answer) if not _SILENT.search(s) and not _DANGLING.search(s)]
 
 
 def usable_sentences(prose: str) -> list[str]:
