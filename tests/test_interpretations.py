@@ -100,3 +100,12 @@ def test_a_copied_fragment_ending_mid_phrase_is_not_used():
     assert usable_sentences("HP makes printers and PCs [1]. It was founded by Hewlett and Packard [2].") == [
         "HP makes printers and PCs [1].", "It was founded by Hewlett and Packard [2]."]
 
+
+
+def test_sentences_do_not_end_at_an_abbreviation_or_an_initial():
+    from agent.steps.interpretations import sentences
+
+    text = ("Steve Jobs and Ronald Wayne founded Apple Inc. on April 1, 1976 [1]. J. K. Rowling wrote it in the U.S. "
+            "in 1997 [2]. It sold well.")
+    assert sentences(text) == ["Steve Jobs and Ronald Wayne founded Apple Inc. on April 1, 1976 [1].",
+                               "J. K. Rowling wrote it in the U.S. in 1997 [2].", "It sold well."]

@@ -84,8 +84,23 @@ def marker(citations: list[str], passages: list[dict]) -> str:
     return f" [{', '.join(map(str, numbers))}]" if numbers else ""
 
 
+# a piece ending in one of these did not end a sentence ("Apple Inc. on April 1, 1976 [1].")
+_ABBREVIATION = re.compile(r"\b(Inc|Corp|Co|Ltd|Jr|Sr|St|Dr|Mr|Mrs|Ms|Prof|Gen|Gov|Sen|Rep|No|vs|approx|e\.g|i\.e|"
+                           r"U\.S|U\.K|[A-Z])\.$")
+
+
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+    """Sentences of a text: split after . ! ? (and after a citation), not after an abbreviation
+    or an initial."""
+    found: list[str] = []
+    for piece in (p.strip() for p in _SENTENCE.split(text.strip())):
+        if not piece:
+            continue
+        if found and _ABBREVIATION.search(found[-1]):
+            found[-1] = f"{found[-1]} {piece}"
+        else:
+            found.append(piece)
+    return found
 
 
 def complete_sentences(prose: str) -> list[str]:
