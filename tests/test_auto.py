@@ -8,7 +8,7 @@ from agent.app import api
 from agent.app.methods import METHODS
 from agent.errors import InputError
 from agent.steps.ambiguity_signals import GateThresholds, is_ambiguous
-from graphs.auto import AutoContext, answers_type, extractive_reading, rarity, reading_order, sense_groups, spells_out
+from graphs.auto import AutoContext, answers_type, supported_by_citation, extractive_reading, rarity, reading_order, sense_groups, spells_out
 from tests.diversify_script import script as script_diva
 from tests.scripted import passage_number
 
@@ -91,6 +91,13 @@ def test_a_sentence_holding_what_the_question_asks_for():
     assert answers_type("How many medals did Australia win?", "Australia won 58 medals.")
     assert answers_type("Who played Tony in the film?", "Tony was played by Nicholas Lyndhurst.")
     assert not answers_type("Who played Tony Soprano?", "Tony Soprano was a character.")  # only the asked name
+
+
+def test_a_model_sentence_must_be_held_by_the_passages_it_cites():
+    passages = [{"text": "Hit points, abbreviated HP, measure damage."}, {"text": "The HP Way was a management philosophy."}]
+    assert not supported_by_citation("The HP Way [1].", passages)
+    assert supported_by_citation("The HP Way [2].", passages)
+    assert supported_by_citation("HP has several meanings.", passages)  # cites nothing: the model's own
 
 
 def test_spelled_out_acronyms():
