@@ -8,6 +8,7 @@ printed) so a person can look at what the page showed.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import sys
 from pathlib import Path
@@ -122,12 +123,13 @@ def test_page_asks_streams_stages_and_a_clarification_choice_resumes_the_thread(
     stages = page.inner_text(".stages")
     assert "classifying ambiguity" in stages and "retrieving passages" in stages
     # auto, the page's default: the model's two grounded readings (its uncited games reading is
-    # dropped) and an extractive reading for the games passages' sense
-    assert "interpretations found: 3 (3 grounded), asking which one you mean" in stages
+    # dropped), then up to 3 extractive readings, the games passages' sense first
+    found = re.search(r"interpretations found: (\d) \(\1 grounded\), asking which one you mean", stages)
+    assert found and 3 <= int(found.group(1)) <= 5
     buttons = page.locator(".options button")
     labels = buttons.all_inner_texts()
     assert labels[:2] == ["1. What is HP, the company? (Hewlett-Packard)", "2. What is hp, the unit? (horsepower)"]
-    assert len(labels) == 4 and labels[2].startswith("3. What is HP (") and labels[-1] == "All of them"
+    assert len(labels) == int(found.group(1)) + 1 and labels[2].startswith("3. What is HP (") and labels[-1] == "All of them"
     assert "· waiting" in page.inner_text("#threads li.current")
     shot(page, tmp_path, "1-clarification")
 
@@ -167,10 +169,12 @@ def test_all_of_them_answers_every_interpretation_and_the_method_list_comes_from
     page.wait_for_selector(".options button.all", timeout=WAIT_MS)
     page.click(".options button.all")
     page.wait_for_selector(".msg.ai .interps", timeout=WAIT_MS)
-    assert page.inner_text(".interps h3") == "Interpretations (3)"
+    shown = re.fullmatch(r"Interpretations \((\d)\)", page.inner_text(".interps h3"))
+    assert shown and 3 <= int(shown.group(1)) <= 5
     items = page.locator(".interps li")
     # every reading shown is grounded: each cites its passage (the uncited "HP in games" was dropped)
-    assert items.count() == 3 and all(items.nth(n).locator(".cite").count() >= 1 for n in range(3))
+    count = int(shown.group(1))
+    assert items.count() == count and all(items.nth(n).locator(".cite").count() >= 1 for n in range(count))
     assert page.inner_text(".msg.ai:not(.clarification)").startswith(json.loads(TWO_MEANINGS)["answer"][:40])
     page.set_viewport_size({"width": 380, "height": 700})  # a narrow window: the input stays on screen
     box = page.locator("#input").bounding_box()

@@ -27,7 +27,8 @@ def test_ingest_then_ask_gives_a_cited_answer(tmp_path):
     assert asked.returncode == 0, asked.stderr
     result = json.loads(asked.stdout)
     passage_ids = {p["id"] for p in result["passages"]}
-    assert len(passage_ids) == 5 and result["answer"].strip()
+    # auto's k passages, plus the passage of each extractive reading (at most 3) when it was ambiguous
+    assert 5 <= len(passage_ids) <= 8 and result["answer"].strip()
     assert result["decision"]["abstained"] is False
     cited = {c for item in result["interpretations"] for c in item["citations"]}
     inline = [int(n) for n in re.findall(r"\[(\d+)\]", result["answer"])]

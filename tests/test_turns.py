@@ -30,7 +30,7 @@ def test_second_turn_on_a_thread_does_not_accumulate_the_first(method, scripted,
     assert common["ambiguous"] in (True, False, None) and isinstance(common["branch"], str) and common["branch"]
     assert isinstance(common["interpretations_source"], str) and common["interpretations_source"]
     assert isinstance(common["abstained"], bool)
-    detail = "vanilla" if method == "rewrite" else method  # rewrite shows its downstream's detail too
+    detail = "auto" if method == "rewrite" else method  # rewrite shows its downstream's (auto's) detail too
     assert isinstance(common[method], dict) and isinstance(common[detail], dict)
 
 def test_every_graph_starts_each_turn_at_a_resetting_node():
