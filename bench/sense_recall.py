@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
 import sys
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.app import api  # noqa: E402
+from agent.llm.answers import cited_numbers  # noqa: E402
 from agent.steps.grounding import answer_support  # noqa: E402
 from agent.steps.interpretations import SUPPORT, sentences  # noqa: E402
 
@@ -37,8 +37,7 @@ def passage_senses() -> dict[str, tuple[str, str]]:
 
 
 def cited_senses(sentence: str, passages: list[dict], senses: dict) -> set[tuple[str, str]]:
-    numbers = {int(n) for group in re.findall(r"\[([\d,\s]+)\]", sentence) for n in re.findall(r"\d+", group)}
-    return {senses.get(passages[n - 1]["id"], ("", "")) for n in numbers if 1 <= n <= len(passages)}
+    return {senses.get(passages[n - 1]["id"], ("", "")) for n in cited_numbers(sentence) if 1 <= n <= len(passages)}
 
 
 def score(question: dict, result: dict, senses: dict) -> dict:

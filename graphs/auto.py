@@ -27,6 +27,8 @@ from langgraph.runtime import Runtime
 
 from agent.app import handoff
 from agent.errors import InputError, validate_question
+from agent.llm.answers import cited_numbers
+from agent.llm.prompts import CITATION_MARKER
 from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.steps.ambiguity_signals import DEFAULT_THRESHOLDS, GateThresholds, detector_signal, is_ambiguous, passage_signals
@@ -190,11 +192,10 @@ def answer_each_sense(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
 def supported_by_citation(sentence: str, passages: list[dict]) -> bool:
     """A sentence citing passages must have most of its content words in them ("The HP Way [4]"
     citing the hit-points passage does not); a sentence citing nothing is the model's own and stays."""
-    numbers = {int(n) for group in re.findall(r"\[([\d,\s]+)\]", sentence) for n in re.findall(r"\d+", group)}
-    cited = [passages[n - 1]["text"] for n in numbers if 1 <= n <= len(passages)]
+    cited = [passages[n - 1]["text"] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
     if not cited:
         return True
-    return answer_support(re.sub(r"\[[\d,\s]+\]", " ", sentence), " ".join(cited)) >= CITED_SUPPORT
+    return answer_support(CITATION_MARKER.sub(" ", sentence), " ".join(cited)) >= CITED_SUPPORT
 
 
 def reading_order(vectors, pool: list[dict], question: str, cited: set[str]) -> list[list[int]]:

@@ -74,6 +74,11 @@ def clean_answer(answer: str, passages: list[dict]) -> str:
     return keep_valid_citations(without_repeated_sentences(answer.strip()), passages)
 
 
+def cited_numbers(text: str) -> set[int]:
+    """The 1-based passage numbers named by a text's `[n]` / `[n, m]` markers."""
+    return {int(n) for match in _MARKER.finditer(text or "") for n in match.group(1).split(",")}
+
+
 def cited_passage_ids(answer: str, interpretations: list[dict], passages: list[dict]) -> list[str]:
     """The ids of the passages an output cites (interpretations' citations, then the answer's
     [n] markers), in order of first citation: the `cited` subset of the retrieved `passages`."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from agent.llm.answers import folded
+from agent.llm.answers import cited_numbers, folded
 from agent.steps.grounding import answer_support, content_tokens, passage_words
 from agent.usage import record
 
@@ -26,7 +26,6 @@ SUPPORT = 0.75  # share of the answer's content words its cited passage must con
 NOT_IN_DOCUMENTS = "The indexed documents do not answer this question."
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?]\])\s+|(?<=\])\s+(?=[A-Z])")
 _COMPLETE = re.compile(r"[.!?](\s*\[[\d,\s]+\])?\s*$|\]\s*[.!?]\s*$")
-_CITATION = re.compile(r"\[(\s*\d+(?:\s*,\s*\d+)*\s*)\]")
 _SILENT = re.compile(
     r"\b(do(es)?n[o']t|do(es)? not|cannot|can ?not|fail to|never)\b[^.]{0,40}\b"
     r"(answer|contain|mention|say|provide|specify|state|include|address|cover)|"
@@ -127,17 +126,15 @@ def not_silent(answer: str) -> list[str]:
 
 
 def usable_sentences(prose: str) -> list[str]:
-    """The model's sentences a reader can trust next to grounded readings: complete (not cut
-    off, not a dangling fragment), citing a passage, and not claiming the documents are silent."""
-    return [s for s in complete_sentences(prose)
-            if _CITATION.search(s) and not _SILENT.search(s) and not _DANGLING.search(s)]
+    """The model's sentences a reader can trust next to grounded readings: those `not_silent`
+    keeps that also cite a passage."""
+    return [s for s in not_silent(prose) if cited_numbers(s)]
 
 
 def covers(text: str, item: dict, passages: list[dict], threshold: float = SUPPORT) -> bool:
     """Whether the text states the interpretation's answer and cites one of its passages."""
-    cited = {n for group in _CITATION.findall(text) for n in re.findall(r"\d+", group)}
-    numbers = {str(i) for i, p in enumerate(passages, 1) if p["id"] in item["citations"]}
-    return bool(cited & numbers) and answer_support(item["answer"], text) >= threshold
+    numbers = {i for i, p in enumerate(passages, 1) if p["id"] in item["citations"]}
+    return bool(cited_numbers(text) & numbers) and answer_support(item["answer"], text) >= threshold
 
 
 def stated(item: dict, passages: list[dict]) -> str:
