@@ -145,9 +145,9 @@ def chat_settings(args) -> dict:
 
 def thread_store(db: str | None, url: str | None) -> str:
     """Where the threads live, for the banner: the SQLite file, or the database host (no credentials)."""
-    from agent.app.conversation import default_db_path
+    from agent.app.conversation import database_host, default_db_path
 
-    return f"postgresql://{url.split('@')[-1].split('://')[-1]}" if url else str(db or default_db_path())
+    return f"postgresql://{database_host(url).split('://')[-1]}" if url else str(db or default_db_path())
 
 
 def chat_command(args, read: Callable[[str], str] = input) -> int:

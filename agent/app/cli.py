@@ -9,9 +9,7 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import fields
 from importlib import resources
-from typing import Any
 
 from agent.app.settings import parse_settings
 from agent.errors import DisambigError, InputError

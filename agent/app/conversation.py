@@ -44,6 +44,21 @@ def database_url(explicit: str | None = None) -> str | None:
     return explicit or os.environ.get(DATABASE_URL_ENV) or None
 
 
+def database_host(url: str) -> str:
+    """A database URL as it may be shown: what follows the credentials, never the password."""
+    return url.split("@")[-1]
+
+
+def check_database_url(url: str) -> None:
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise InputError("the database URL must start with postgresql:// (e.g. postgresql://user:pass@host:5432/db)")
+
+
+def unreachable(url: str, error: Exception) -> DisambigError:
+    """The error for a PostgreSQL server that refused or timed out: its host and the driver's first line."""
+    return DisambigError(f"cannot connect to PostgreSQL at {database_host(url)}: {str(error).strip().splitlines()[0]}")
+
+
 @contextmanager
 def open_checkpointer(path: str | Path | None = None, database_url: str | None = None):
     """A PostgresSaver on `database_url` when one is given, else a SqliteSaver on `path` (created
@@ -77,13 +92,11 @@ def _postgres_checkpointer(url: str):
         from psycopg.rows import dict_row
     except ImportError as error:
         raise DisambigError("a PostgreSQL database needs: pip install 'disambig[postgres]'") from error
-    if not url.startswith(("postgresql://", "postgres://")):
-        raise InputError("the database URL must start with postgresql:// (e.g. postgresql://user:pass@host:5432/db)")
+    check_database_url(url)
     try:
         connection = psycopg.connect(url, autocommit=True, row_factory=dict_row, prepare_threshold=0)
     except psycopg.OperationalError as error:
-        host = url.split("@")[-1]  # never echo the password
-        raise DisambigError(f"cannot connect to PostgreSQL at {host}: {str(error).strip().splitlines()[0]}") from error
+        raise unreachable(url, error) from error
     try:
         saver = PostgresSaver(connection)
         saver.setup()

@@ -18,9 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-from agent.app.conversation import database_url
+from agent.app.conversation import check_database_url, database_host, database_url, unreachable
 from agent.app.launch import launch
-from agent.errors import DisambigError, InputError
+from agent.errors import InputError
 
 AUTH_PATH = "agent.app.server_auth:auth"
 GUARD_APP = "agent.app.server_guard:app"  # runs only on one's own threads (a gap in Aegra 0.6)
@@ -92,8 +92,7 @@ def prepare_database(env: dict) -> None:
             run_migrations()
             asyncio.run(create_assistants())
     except psycopg.OperationalError as error:
-        host = env["DATABASE_URL"].split("@")[-1]
-        raise DisambigError(f"cannot connect to PostgreSQL at {host}: {str(error).strip().splitlines()[0]}") from None
+        raise unreachable(env["DATABASE_URL"], error) from None
 
 
 def server_command(host: str, port: int) -> list[str]:
@@ -106,8 +105,7 @@ def serve_production(args, state_dir: Path) -> int:
     url = database_url(getattr(args, "database_url", None))
     if not url:
         raise InputError("--backend postgres needs --database-url or DISAMBIG_DATABASE_URL (postgresql://...)")
-    if not url.startswith(("postgresql://", "postgres://")):
-        raise InputError("the database URL must start with postgresql:// (e.g. postgresql://user:pass@host:5432/db)")
+    check_database_url(url)
     config_path = state_dir / "aegra.json"
 
     def environment() -> dict:
@@ -119,6 +117,6 @@ def serve_production(args, state_dir: Path) -> int:
         args, config=aegra_config(), config_path=config_path, command=server_command(args.host, args.port),
         package="aegra_api", missing="--backend postgres needs the Aegra server: pip install 'disambig[server]'",
         environment=environment, check=lambda: check_auth(os.environ),
-        banner=[(f"disambig serve (production, Aegra on PostgreSQL {url.split('@')[-1]}): http://{args.host}:{args.port} "
+        banner=[(f"disambig serve (production, Aegra on PostgreSQL {database_host(url)}): http://{args.host}:{args.port} "
                 f"(graphs: {', '.join(aegra_config()['graphs'])}); API-key authentication on every request; "
                 f"Ctrl-C stops")])

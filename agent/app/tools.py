@@ -15,7 +15,6 @@ calling agent can ask its user which one they mean. Problems come back as
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, tool
