@@ -6,13 +6,14 @@ import json
 import re
 
 from tests.scripted import passage_number
+from tests.scripted import SYNTHESIS_MARKER
 
 IDENTIFY = "the types that apply"
 INFER = "disambiguated questions, one per distinct reading"
 VERIFY = "Which of these questions do the passages answer?"
 EXTRACT = "Extract the interpretations"
 CLOSED_BOOK = "Answer from your own knowledge."
-SYNTHESIZE = "passage_meanings"
+SYNTHESIZE = SYNTHESIS_MARKER
 
 READINGS = ["What is HP, the company?", "What is hp, the unit of power?", "What does HP mean in games?"]
 AMBIGUITY = json.dumps({"reason": "HP names a company, a unit and a game statistic.", "types": ["[AmbSub]"]})

@@ -23,6 +23,7 @@ from agent.context import Context
 from agent.errors import InputError
 from agent.retrieval.retriever import get_retriever
 from graphs.adf import ADFContext
+from tests.scripted import SYNTHESIS_MARKER
 
 SYNTHESIS = json.dumps({
     "passage_meanings": ["x"],
@@ -31,7 +32,7 @@ SYNTHESIS = json.dumps({
 })
 SUB_MARKER = "Passages of one group"
 HYDE_MARKER = "only used to search"
-SYNTH_MARKER = "passage_meanings"
+SYNTH_MARKER = SYNTHESIS_MARKER
 
 DIRECT_ROUTE = ["retrieve", "analyze_coherence", "classify_ambiguity", "keep_top_passages", "synthesize_answer"]
 DECOMPOSED_ROUTE = ["retrieve", "analyze_coherence", "classify_ambiguity", "decompose", "write_hypothetical_document",

@@ -11,8 +11,9 @@ from agent.steps.ambiguity_signals import GateThresholds, is_ambiguous
 from graphs.auto import AutoContext, answers_type, supported_by_citation, extractive_reading, rarity, reading_order, sense_groups, spells_out
 from tests.diversify_script import script as script_diva
 from tests.scripted import passage_number
+from tests.scripted import SYNTHESIS_MARKER
 
-SYNTH = "passage_meanings"
+SYNTH = SYNTHESIS_MARKER
 
 
 def synthesis(messages) -> str:

@@ -15,9 +15,10 @@ from agent.retrieval.retriever import passage_vectors
 from agent.retrieval.retriever import get_retriever
 from agent.llm.answers import clean_query
 from graphs.iterative import novelty, progress_score
+from tests.scripted import SYNTHESIS_MARKER
 
 REFORMULATE_MARKER = "Searches so far"
-SYNTH_MARKER = "passage_meanings"
+SYNTH_MARKER = SYNTHESIS_MARKER
 QUERIES = ["horsepower unit of power James Watt", "hit points in role-playing games", "Hewlett-Packard founders"]
 ROUND = ["retrieve", "generate", "assess_progress"]
 START = ["start_loop"]

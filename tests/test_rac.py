@@ -11,9 +11,10 @@ import graphs.verdict
 from agent.app import api
 from agent.llm.answers import MAX_QUERY_CHARS, clean_query
 from agent.steps import nodes, relax
+from tests.scripted import SYNTHESIS_MARKER
 
 RELAX = "Write one broader search query"
-SYNTHESIZE = "passage_meanings"
+SYNTHESIZE = SYNTHESIS_MARKER
 
 
 def numbered(messages) -> dict[int, str]:

@@ -36,10 +36,7 @@ class CitedInterpretation(OrderedModel):
 
 
 class Synthesis(OrderedModel):
-    # a short note per passage first: small models then notice that passages differ in meaning
-    passage_meanings: list[Annotated[str, Field(json_schema_extra=_grammar_cap(80))]] = Field(
-        default_factory=list, max_length=30, description="per passage: its meaning in a few words")
-    interpretations: list[CitedInterpretation] = Field(default_factory=list, max_length=8)
+    interpretations: list[CitedInterpretation] = Field(default_factory=list, max_length=6)
     # the length cap becomes part of the grammar on llama.cpp, so small models cannot ramble on
     answer: str = Field(max_length=1500, description="long-form answer covering every interpretation, citing [n]")
 
