@@ -1,13 +1,15 @@
 """Sense recall on the demo fixture, per method, with a real model.
 
     DISAMBIG_LLM_THREADS=2 .venv/bin/python bench/sense_recall.py --index DIR --methods auto vanilla
-        [--model local] [--sample 12] [--seed 0] [--out runs.jsonl]
+        [--model local] [--sample 12] [--seed 0] [--out runs.jsonl] [--cache replies.sqlite]
 
 Ambiguous questions: sense recall = the share of labelled senses whose short answer appears in a
 sentence of the final answer that cites a passage of that sense (passage senses come from the demo
 corpus). Clear questions: the share whose answer cites no passage of another sense or topic (no
 invented second sense). Prints one row per method with the cost columns; every result is
-appended to `--out` as a JSON line.
+appended to `--out` as a JSON line. `--cache` replays the model's replies from an eval response
+store (a rerun after a change to the code around the calls costs no model time; its seconds
+are then not model time either).
 """
 
 from __future__ import annotations
@@ -21,10 +23,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent.app import api  # noqa: E402
-from agent.llm.answers import cited_numbers  # noqa: E402
-from agent.steps.grounding import answer_support  # noqa: E402
-from agent.steps.interpretations import SUPPORT, sentences  # noqa: E402
+from agent.app import api
+from agent.evaluation.llm_cache import (
+    ResponseStore,
+    register_cached_model,
+    replay_scope,
+)
+from agent.llm.answers import cited_numbers
+from agent.steps.grounding import answer_support
+from agent.steps.interpretations import SUPPORT, sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "agent" / "data"
@@ -65,7 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--ids", nargs="*", help="only these question ids")
     parser.add_argument("--out", default="/tmp/sense-recall-runs.jsonl")
+    parser.add_argument("--cache", help="replay and store the model's replies in this SQLite file")
     args = parser.parse_args(argv)
+    model = register_cached_model(args.model, ResponseStore(args.cache)) if args.cache else args.model
     questions = json.loads((DATA / "demo_questions.json").read_text())["questions"]
     if args.ids:
         questions = [q for q in questions if q["id"] in args.ids]
@@ -77,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         for method in args.methods:
             for question in questions:
                 started = time.time()
-                result = api.ask(question["question"], method, {"model": args.model, "index_dir": args.index})
+                with replay_scope():
+                    result = api.ask(question["question"], method, {"model": model, "index_dir": args.index})
                 row = {"method": method, "id": question["id"], "label": question["label"],
                        "seconds": round(time.time() - started, 1), "llm_calls": result["usage"]["llm_calls"],
                        "tokens": result["usage"]["prompt_tokens"] + result["usage"]["completion_tokens"],

@@ -34,7 +34,7 @@ from agent.context import Context
 from agent.retrieval.retriever import passage_vectors
 from agent.errors import InputError, validate_question
 from agent.llm.calls import generate_structured, generate_text
-from agent.steps.nodes import synthesize_answer
+from agent.steps.readings import synthesize_with_readings
 from agent.llm.prompts import format_passages, fragment
 from agent.retrieval.retriever import get_retriever, reciprocal_rank_fusion
 from agent.llm.schemas import OrderedModel
@@ -279,7 +279,7 @@ builder.add_node("keep_top_passages", keep_top_passages)
 builder.add_node("write_hypothetical_document", write_hypothetical_document)
 builder.add_node("retrieve_dual", retrieve_dual)
 builder.add_node("fuse_rankings", fuse_rankings)
-builder.add_node("synthesize_answer", synthesize_answer)
+builder.add_node("synthesize_answer", synthesize_with_readings)
 builder.add_edge(START, "retrieve")
 builder.add_edge("retrieve", "analyze_coherence")
 builder.add_edge("analyze_coherence", "classify_ambiguity")

@@ -8,10 +8,18 @@ from agent.app import api
 from agent.app.methods import METHODS
 from agent.errors import InputError
 from agent.steps.ambiguity_signals import GateThresholds, is_ambiguous
-from graphs.auto import AutoContext, answers_type, supported_by_citation, extractive_reading, rarity, reading_order, sense_groups, spells_out
+from agent.steps.readings import (
+    SentenceScorer,
+    answers_type,
+    extra_readings,
+    extractive_reading,
+    rarity,
+    spells_out,
+    supported_by_citation,
+)
+from graphs.auto import AutoContext
 from tests.diversify_script import script as script_diva
-from tests.scripted import passage_number
-from tests.scripted import SYNTHESIS_MARKER
+from tests.scripted import SYNTHESIS_MARKER, passage_number
 
 SYNTH = SYNTHESIS_MARKER
 
@@ -40,19 +48,6 @@ def test_gate_fires_on_the_detector_or_on_low_focus():
     assert not clear and fired == []
 
 
-def test_sense_groups_join_near_copies_and_passages_naming_the_same_thing():
-    import numpy as np
-
-    vectors = np.array([[1.0, 0.0], [0.99, 0.14], [0.6, 0.8]])
-    passages = [{"title": "Hit points", "text": "Hit points, abbreviated HP."},
-                {"title": "HP 200A", "text": "Sold by Hewlett-Packard."},
-                {"title": "HP Inc", "text": "Hewlett-Packard split in two."}]
-    # near copies group by cosine; passages naming the same thing group whatever their cosine;
-    # a passage joins through any member (2 names what 1 names, 1 is a near copy of 0)
-    assert sense_groups(vectors, passages, "What is HP?", 0.9) == [[0, 1, 2]]
-    assert sense_groups(vectors, passages, "What is HP?", 0.999) == [[0], [1, 2]]
-
-
 def test_an_extractive_reading_is_the_sentence_carrying_the_rare_words_of_the_question():
     question = "Who is Mrs Potts in Beauty and the Beast?"
     passages = [
@@ -63,7 +58,7 @@ def test_an_extractive_reading_is_the_sentence_carrying_the_rare_words_of_the_qu
     ]
     weights = rarity(question, passages)
     assert weights["pott"] > weights["beast"]  # in one passage against both
-    reading = extractive_reading(question, passages[:1], weights)
+    reading = extractive_reading(question, passages[:1], SentenceScorer(question, passages))
     # not the quoted title, not the opening fragment, not the sentence with only the common words
     assert reading["answer"] == "Emma Thompson plays Mrs Potts, the castle's head housekeeper, in the film"
     assert reading["question"] == "Who is Mrs Potts in Beauty and the Beast (Beauty and the Beast (2017 film))?"
@@ -71,19 +66,36 @@ def test_an_extractive_reading_is_the_sentence_carrying_the_rare_words_of_the_qu
     # an acronym of the question spelled out breaks a tie
     group = [{"id": "g", "title": "HP in games", "text": "Japanese role-playing games made HP a familiar number."},
              {"id": "h", "title": "Hit points", "text": "Hit points, abbreviated HP, measure the damage a hero takes."}]
-    assert extractive_reading("What is HP?", group, rarity("What is HP?", group))["answer"].startswith("Hit points")
+    assert extractive_reading("What is HP?", group, SentenceScorer("What is HP?", group))["answer"].startswith("Hit points")
     # a group that says nothing about Mrs Potts gives no reading
-    assert extractive_reading(question, passages[1:], weights) is None
+    assert extractive_reading(question, passages[1:], SentenceScorer(question, passages)) is None
 
 
-def test_missed_senses_are_tried_first_then_the_other_uncited_passages_by_rank():
+def test_readings_go_to_passages_unlike_those_already_stated_first():
     import numpy as np
 
-    vectors = np.array([[1.0, 0.0], [0.98, 0.2], [0.0, 1.0], [0.1, 0.99], [0.7, 0.7]])
-    pool = [{"id": str(i), "title": f"T{i}", "text": "x"} for i in range(5)]
-    # {0,1} is cited through 0; {2,3} is a sense nobody cited: tried first, as one group
-    order = reading_order(vectors, pool, "What is it?", cited={"0"})
-    assert order[0] == [2, 3] and order[1:] == [[1], [4]]
+    vectors = np.array([[1.0, 0.0], [0.98, 0.2], [0.0, 1.0], [0.7, 0.7]])
+    text = "The widget was first sold in 1990 by the Acme company of Ohio."
+    pool = [{"id": str(i), "title": f"T{i}", "text": text} for i in range(4)]
+    # 0 is cited; 1 is a near copy of it, 2 is unlike it: 2 goes first although 1 ranks higher
+    added = extra_readings("When was the widget first sold?", pool, vectors, cited={"0"}, limit=2)
+    assert [passage["id"] for _, passage in added] == ["2", "3"]
+    assert all(set(reading) == {"question", "answer", "citations"} for reading, _ in added)
+    # the sentence is the reading, cited to its passage
+    assert added[0][0] == {"question": "When was the widget first sold (T2)?", "answer": text.rstrip("."), "citations": ["2"]}
+
+
+def test_a_sentence_can_match_the_question_by_meaning():
+    question = "How big is the river?"
+    passage = {"id": "r", "title": "Amazon River", "text": "The Amazon River is about 6,400 kilometres long, from the Andes to the sea."}
+    assert extractive_reading(question, [passage], SentenceScorer(question, [passage])) is None  # no word of the question
+
+    def embed(texts):  # an encoder that finds the sentence close to the question
+        import numpy as np
+        return np.array([[1.0, 0.0] if "big" in t or "long" in t else [0.0, 1.0] for t in texts])
+
+    reading = extractive_reading(question, [passage], SentenceScorer(question, [passage], embed))
+    assert reading["answer"].startswith("The Amazon River is about 6,400 kilometres long")
 
 
 def test_a_sentence_holding_what_the_question_asks_for():
@@ -127,9 +139,11 @@ def test_an_ambiguous_question_gets_vanillas_answer_and_a_reading_per_missed_sen
     assert {"Hewlett-Packard", "horsepower"} <= {i["answer"] for i in result["interpretations"]}
     assert result["answer"].startswith("HP is the company Hewlett-Packard")
     assert "horsepower" in result["answer"].casefold()  # the reading the prose missed is stated too
-    # the games sense, in the passages but in no reading of the model's, is stated from its passage
+    # the games sense, in the passages but in no reading of the model's, is stated first, from its passage
     added = result["interpretations"][2:]
-    assert added and all(i["citations"][0].startswith("hp-hit-points") for i in added)
+    assert added and added[0]["citations"][0].startswith("hp-hit-points")
+    model_cited = {c for i in result["interpretations"][:2] for c in i["citations"]}
+    assert not model_cited & {i["citations"][0] for i in added}  # never a passage the model already cited
     assert all(f"[{[p['id'] for p in result['passages']].index(i['citations'][0]) + 1}]" in result["answer"]
                for i in added)
 

@@ -26,7 +26,8 @@ STOPWORDS = frozenset(
     "a an the of in on at to for by with and or nor but is are was were be been being am it its this that these "
     "those as from into onto over under than then there here which who whom whose what when where why how "
     "not no yes do does did has have had will would can could should may might must also such so very about "
-    "after before during between their they them he she his her him we our you your i me my".split()
+    "after before during between their they them he she his her him we our you your i me my "
+    "whereas however while although though meanwhile both either neither".split()  # contrasts the prompt asks for
 )
 _SUFFIXES = ("ing", "ed", "es", "s")
 
