@@ -25,10 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.adf_gate import ASQA, DEMO_CORPUS, DEMO_QUESTIONS, DETECTION_K, DEV_IDS, POOL_CORPUS, POOL_IDS, SHARED, ROOT, auc, ensure_index  # noqa: E402
 from agent.context import Context, cache_dir  # noqa: E402
 from agent.retrieval.retriever import get_retriever, passage_vectors  # noqa: E402
-from agent.steps.ambiguity_signals import DEFAULT_THRESHOLDS, GateThresholds, detector_signal, is_ambiguous, passage_signals  # noqa: E402
+from agent.steps.ambiguity_signals import DEFAULT_THRESHOLDS, GateThresholds, detector_signal, edition_signal, is_ambiguous, passage_signals  # noqa: E402
 from agent.steps.coherence import PRESETS, classify  # noqa: E402
 
-SIGNALS = {"detector": 1, "separability": 1, "variance": 1, "focus": -1, "titles": 1}  # sign: higher = more ambiguous
+SIGNALS = {"detector": 1, "separability": 1, "variance": 1, "focus": -1, "titles": 1, "editions": 1}  # sign: higher = more ambiguous
 AMBIGNQ = SHARED / "ambignq" / "ambignq_dev_light.json"
 AMBIGNQ_IDS = SHARED / "ambignq" / "dev_ids.txt"
 
@@ -40,7 +40,8 @@ def signals(index_dir: str, questions: list[str], mode: str) -> list[dict]:
     rows = []
     for question, ranking, query_vector in zip(questions, rankings, query_vectors):
         vectors = passage_vectors(retriever, ranking) if ranking else []
-        rows.append({**passage_signals(query_vector, vectors, ranking), **detector_signal(question)})
+        rows.append({**passage_signals(query_vector, vectors, ranking), **detector_signal(question),
+                     **edition_signal(question, ranking[:Context().k])})
     return rows
 
 

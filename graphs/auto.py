@@ -32,6 +32,7 @@ from agent.steps.ambiguity_signals import (
     DEFAULT_THRESHOLDS,
     GateThresholds,
     detector_signal,
+    edition_signal,
     is_ambiguous,
     passage_signals,
 )
@@ -90,7 +91,8 @@ def assess_ambiguity(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
     retriever = get_retriever(context)
     vectors = passage_vectors(retriever, passages) if passages else []
     query_vector = retriever.embed_queries([state["question"]])[0]
-    signals = {**passage_signals(query_vector, vectors, passages), **detector_signal(state["question"])}
+    signals = {**passage_signals(query_vector, vectors, passages), **detector_signal(state["question"]),
+               **edition_signal(state["question"], passages[:context.k])}
     thresholds = GateThresholds(detector=context.gate_detector, focus=context.gate_focus)
     ambiguous, fired = is_ambiguous(signals, thresholds)
     method = METHOD_FOR_BUDGET[context.budget] if ambiguous else "vanilla"
@@ -102,7 +104,8 @@ def assess_ambiguity(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
             "interpretations_source": "diva" if method == "diva" else "synthesis",
             "auto": {"gate": "ambiguous" if ambiguous else "clear", "signals": signals, "fired": fired,
                      "method": method, "budget": context.budget,
-                     "thresholds": {"detector": thresholds.detector, "focus": thresholds.focus}},
+                     "thresholds": {"detector": thresholds.detector, "focus": thresholds.focus,
+                                    "editions": thresholds.editions}},
         },
     }
 

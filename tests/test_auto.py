@@ -186,3 +186,29 @@ def test_auto_is_registered_and_checks_its_budget():
     assert next(iter(METHODS)) == "auto"
     with pytest.raises(InputError):
         AutoContext(budget="huge")
+
+
+def test_a_model_sentence_citing_nothing_gets_the_passage_that_holds_it():
+    from agent.steps.readings import cite_holding_passage
+
+    passages = [{"text": "Jaguar Cars was founded in 1922."},
+                {"text": "Ford sold the Jaguar car company to Tata Motors in 2008."}]
+    assert cite_holding_passage("Ford sold Jaguar to Tata Motors in 2008.", passages) == \
+        "Ford sold Jaguar to Tata Motors in 2008 [2]."
+    assert cite_holding_passage("Jaguar owns Jaguar.", passages) == "Jaguar owns Jaguar."  # "own" is in neither
+    assert cite_holding_passage("Jaguar Cars was founded", passages) == "Jaguar Cars was founded [1]"  # the one passage holding it
+    assert cite_holding_passage("HP has several meanings.", passages) == "HP has several meanings."  # no passage holds it
+    assert cite_holding_passage("Founded in 1922 [1].", passages) == "Founded in 1922 [1]."  # already cites
+
+
+def test_the_gate_fires_when_the_top_titles_name_several_years_the_question_leaves_open():
+    from agent.steps.ambiguity_signals import edition_signal
+
+    top = [{"title": "NorthHack 2021"}, {"title": "NorthHack 2022 theme"}, {"title": "NorthHack 2023"}]
+    assert edition_signal("Who won the hackathon?", top) == {"editions": 3}
+    assert edition_signal("Who won the hackathon in 2022?", top) == {"editions": 0}  # the question picks one
+    assert edition_signal("Who won the hackathon?", [{"title": "Hackathon"}]) == {"editions": 0}
+    thresholds = GateThresholds(detector=0.5, focus=0.1)
+    ambiguous, fired = is_ambiguous({"detector": 0.1, "focus": 0.3, "passages": 10, "editions": 3}, thresholds)
+    assert ambiguous and fired == ["editions 3 >= 2"]
+    assert not is_ambiguous({"detector": 0.1, "focus": 0.3, "passages": 10, "editions": 1}, thresholds)[0]

@@ -7,12 +7,16 @@ Signals (all free: one query embedding, the indexed passage vectors, a logistic 
 - `focus`: how much closer the best passage is to the question than the rest (top-1 cosine
   minus the mean cosine of the detection passages): a specific question has one passage that
   fits it clearly better; an ambiguous one fits several groups about equally;
-- `titles`: distinct passage titles among the detection passages, as a share.
+- `titles`: distinct passage titles among the detection passages, as a share;
+- `editions`: distinct years in the titles of the top k passages that the question does not
+  name, 0 when it names one: "Who won the hackathon?" over "NorthHack 2021", "NorthHack 2022"
+  asks about several editions (temporal ambiguity, which wording and focus do not see).
 The thresholds are calibrated on dev data only (bench/auto_gate.py prints the sweep).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,11 +26,13 @@ from agent.steps.coherence import cosine, dispersion, separability
 
 @dataclass(frozen=True)
 class GateThresholds:
-    """Ambiguous when the question's wording says so (detector) or the passages are not
-    focused on one answer (focus below its threshold)."""
+    """Ambiguous when the question's wording says so (detector), the passages are not focused
+    on one answer (focus below its threshold), or the top passages are about several editions
+    of what the question names (at least `editions` years it leaves open)."""
 
     detector: float
     focus: float
+    editions: int = 2
 
 
 # chosen on the demo fixture's 83 labelled questions and the ASQA pool dev ids (bench/auto_gate.py)
@@ -47,6 +53,16 @@ def passage_signals(query_vector, vectors, passages: list[dict]) -> dict:
     }
 
 
+_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+
+
+def edition_signal(question: str, top: list[dict]) -> dict:
+    """How many years the titles of the top passages name that the question leaves open."""
+    asked = set(_YEAR.findall(question))
+    years = {year for passage in top for year in _YEAR.findall(passage.get("title", ""))}
+    return {"editions": 0 if asked else len(years)}
+
+
 def detector_signal(question: str) -> dict:
     """The query-only detector's probability and label (the lexical rule included)."""
     from agent.detector.classifier import load_detector
@@ -62,4 +78,6 @@ def is_ambiguous(signals: dict, thresholds: GateThresholds = DEFAULT_THRESHOLDS)
         fired.append(f"detector {signals['detector']:.2f} >= {thresholds.detector}")
     if signals.get("passages") and signals.get("focus", 1.0) < thresholds.focus:
         fired.append(f"focus {signals['focus']:.3f} < {thresholds.focus}")
+    if signals.get("editions", 0) >= thresholds.editions:
+        fired.append(f"editions {signals['editions']} >= {thresholds.editions}")
     return bool(fired), fired

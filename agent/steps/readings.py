@@ -46,25 +46,46 @@ def synthesize_with_readings(state: dict, runtime: Runtime[Context]) -> dict:
 
 def add_missed_readings(update: dict, question: str, shown: list[dict], pool: list[dict], context: Context) -> dict:
     """A synthesizing node's `update` (over the `shown` passages) with up to EXTRA_READINGS
-    extractive readings from the `pool` passages none of its interpretations cites: the
-    model's sentences stay, less silence claims, fragments and sentences their citations do
-    not hold; each reading follows as "Title: sentence [n]"; `passages` becomes what the
-    markers number. A failed call is left as it is (nothing to add to)."""
+    extractive readings from the `pool` passages neither its interpretations nor its sentences
+    cite: the model's sentences stay, less silence claims, fragments and sentences their
+    citations do not hold, and each one citing nothing gets the passage holding it; each
+    reading follows as "Title: sentence [n]"; `passages` becomes what the markers number. A
+    failed call is left as it is (nothing to add to)."""
     if update["decision"].get("abstained") and update["answer"] != NOT_IN_DOCUMENTS:
         return {**update, "passages": shown}
+    lead = [cite_holding_passage(sentence, shown) for sentence in not_silent(update["answer"])
+            if supported_by_citation(sentence, shown)]
     cited = {c for item in update["interpretations"] for c in item["citations"]}
+    cited |= {shown[n - 1]["id"] for sentence in lead for n in cited_numbers(sentence) if 1 <= n <= len(shown)}
     retriever = get_retriever(context)
     vectors = passage_vectors(retriever, pool) if pool else []
     added = extra_readings(question, pool, vectors, cited, retriever.embed_queries)
     if not added:
-        return {**update, "passages": shown}
+        if not lead:
+            return {**update, "passages": shown}
+        return {**update, **answer_update(" ".join(lead), update["interpretations"], **update["decision"]),
+                "passages": shown}
     passages = list(shown) + [passage for _, passage in added if passage not in shown]
-    lead = [sentence for sentence in not_silent(update["answer"]) if supported_by_citation(sentence, shown)]
     answer = " ".join(lead + [f"{passage['title']}: {reading['answer']}{marker(reading['citations'], passages)}."
                               for reading, passage in added])
     decision = {**update["decision"], "abstained": False, "extractive_readings": len(added)}
     interpretations = update["interpretations"] + [reading for reading, _ in added]
     return {**update, **answer_update(answer, interpretations, **decision), "passages": passages}
+
+
+def cite_holding_passage(sentence: str, passages: list[dict]) -> str:
+    """A model sentence that cites nothing gets the marker of the passage holding most of its
+    content words, when one holds CITED_SUPPORT of them ("...sold to Tata Motors." -> "[3]"):
+    an answer's claims carry their source. Sentences that cite, or that no passage holds, stay."""
+    if cited_numbers(sentence) or not passages:
+        return sentence
+    support, number = max(((answer_support(sentence, p["text"]), n) for n, p in enumerate(passages, 1)),
+                          key=lambda found: (found[0], -found[1]))  # ties: the better-ranked passage
+    if support < CITED_SUPPORT:
+        return sentence
+    body = sentence.rstrip()
+    end = body[-1] if body[-1:] in ".!?" else ""
+    return f"{body[:len(body) - len(end)].rstrip()} [{number}]{end}"
 
 
 def extra_readings(question: str, pool: list[dict], vectors, cited: set[str], embed=None,
