@@ -23,7 +23,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 from langchain_core.messages import AIMessage, HumanMessage
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,6 +7,9 @@ retrieve (2k) -> analyze_coherence -> classify_ambiguity ->
       decompose -> write_hypothetical_document -> retrieve_dual -> fuse_rankings -> synthesize_answer
 `decompose` falls back to keep_top_passages when its clusters cannot be trusted (fewer than 4
 passages, every cluster far from the question, or no sub-question written) and says why.
+`synthesize_answer` is the shared synthesis followed by extractive readings of the senses its
+answer missed, from the fused and the detection passages (agent/steps/readings.py): the 1.5B
+writes one reading per question, and ADF's decomposition had found the others.
 """
 
 from __future__ import annotations
