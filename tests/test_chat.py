@@ -6,7 +6,6 @@ import json
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.types import Command
 
 from agent.app.conversation import ChatSession, chat_context, open_checkpointer
 from agent.errors import InputError

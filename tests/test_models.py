@@ -1,7 +1,6 @@
 """Weights assembly from part packages, and the settings precedence of the context."""
 
 import hashlib
-import sys
 
 import pytest
 
