@@ -78,3 +78,21 @@ def test_explicit_settings_beat_the_environment_which_beats_defaults(monkeypatch
 def test_unknown_settings_are_named():
     with pytest.raises(InputError, match="unknown setting.*tau"):
         make_context(Context, {"tau": 1})
+
+
+def test_warm_up_starts_only_a_local_server_whose_weights_are_ready(tmp_path):
+    import threading
+    import time
+
+    from agent.context import Context
+    from agent.llm.models import warm_up
+
+    assert warm_up(Context(model="openai:gpt-4o-mini")) is False  # nothing to start for a remote model
+    assert warm_up(Context(model=f"gguf:{tmp_path / 'missing.gguf'}")) is False  # no file: the call reports it
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"not a model")
+    assert warm_up(Context(model=f"gguf:{broken}")) is True  # starts in the background and never raises
+    deadline = time.time() + 30
+    while any(t.name == "llama-server-warm-up" for t in threading.enumerate()) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not any(t.name == "llama-server-warm-up" for t in threading.enumerate())

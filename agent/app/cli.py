@@ -141,6 +141,8 @@ def cmd_methods(args) -> int:
 def cmd_ask(args) -> int:
     from agent.app import api
     from agent.app.methods import load_method
+    from agent.errors import validate_question
+    from agent.llm.models import warm_up
 
     schema = load_method(args.method).builder.context_schema
     overrides = parse_settings(args.set or [], schema)
@@ -148,6 +150,9 @@ def cmd_ask(args) -> int:
              "retrieval_mode": args.mode, "k": args.k}
     overrides.update({name: value for name, value in flags.items() if value is not None})
     context = api.method_context(args.method, overrides)
+    validate_question(args.question)  # before the server starts loading for nothing
+    if warm_up(context):
+        print("  starting the llama.cpp server in the background ...", file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps(api.ask(args.question, args.method, context), ensure_ascii=False, indent=2))
         return 0

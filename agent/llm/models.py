@@ -162,6 +162,37 @@ def _local_base_url(context: Context) -> str:
         return _servers[key].base_url
 
 
+def _ready_weights(spec: str) -> Path | None:
+    """The GGUF file of a local model setting when it is on disk and checked, else None."""
+    if spec.startswith("gguf:"):
+        path = Path(spec[len("gguf:"):]).expanduser()
+        return path if path.is_file() else None
+    if spec not in PACKAGED:
+        return None
+    target = cache_dir() / "models" / PACKAGED[spec].file_name
+    stamp = target.with_suffix(".sha256")
+    ready = target.is_file() and stamp.is_file() and stamp.read_text() == PACKAGED[spec].sha256
+    return target if ready else None
+
+
+def warm_up(context: Context) -> bool:
+    """Start the embedded llama.cpp server in a background thread, so it loads while the
+    question is retrieved (about 2.5 s of the 1.5B's start off the critical path); the first
+    call then finds it ready, or waits for it on the lock. Only when the weights are already
+    joined and checked (that step shows progress in the foreground); True when started."""
+    if _ready_weights(context.model) is None:
+        return False
+
+    def start() -> None:
+        try:
+            _local_base_url(context)
+        except Exception:  # noqa: BLE001 - the first real call reports the same problem
+            pass
+
+    threading.Thread(target=start, name="llama-server-warm-up", daemon=True).start()
+    return True
+
+
 def endpoint(context: Context) -> str:
     """The base URL the model setting talks to (for messages; never includes a key)."""
     spec = context.model
