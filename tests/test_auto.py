@@ -8,15 +8,6 @@ from agent.app import api
 from agent.app.methods import METHODS
 from agent.errors import InputError
 from agent.steps.ambiguity_signals import GateThresholds, is_ambiguous
-from agent.steps.readings import (
-    SentenceScorer,
-    answers_type,
-    extra_readings,
-    extractive_reading,
-    rarity,
-    spells_out,
-    supported_by_citation,
-)
 from graphs.auto import AutoContext
 from tests.diversify_script import script as script_diva
 from tests.scripted import SYNTHESIS_MARKER, passage_number
@@ -46,78 +37,6 @@ def test_gate_fires_on_the_detector_or_on_low_focus():
     assert is_ambiguous({"detector": 0.1, "focus": 0.05, "passages": 10}, thresholds)[0]
     clear, fired = is_ambiguous({"detector": 0.1, "focus": 0.3, "passages": 10}, thresholds)
     assert not clear and fired == []
-
-
-def test_an_extractive_reading_is_the_sentence_carrying_the_rare_words_of_the_question():
-    question = "Who is Mrs Potts in Beauty and the Beast?"
-    passages = [
-        {"id": "a", "title": "Beauty and the Beast (2017 film)",
-         "text": '"Beauty and the Beast (2017 film)" and the Beast. The film Beauty and the Beast was a success at the box '
-                 'office. Emma Thompson plays Mrs Potts, the castle\'s head housekeeper, in the film.'},
-        {"id": "b", "title": "Beast", "text": "The Beast is a character of a French fairy tale, cursed by an enchantress."},
-    ]
-    weights = rarity(question, passages)
-    assert weights["pott"] > weights["beast"]  # in one passage against both
-    reading = extractive_reading(question, passages[:1], SentenceScorer(question, passages))
-    # not the quoted title, not the opening fragment, not the sentence with only the common words
-    assert reading["answer"] == "Emma Thompson plays Mrs Potts, the castle's head housekeeper, in the film"
-    assert reading["question"] == "Who is Mrs Potts in Beauty and the Beast (Beauty and the Beast (2017 film))?"
-    assert reading["citations"] == ["a"]
-    # an acronym of the question spelled out breaks a tie
-    group = [{"id": "g", "title": "HP in games", "text": "Japanese role-playing games made HP a familiar number."},
-             {"id": "h", "title": "Hit points", "text": "Hit points, abbreviated HP, measure the damage a hero takes."}]
-    assert extractive_reading("What is HP?", group, SentenceScorer("What is HP?", group))["answer"].startswith("Hit points")
-    # a group that says nothing about Mrs Potts gives no reading
-    assert extractive_reading(question, passages[1:], SentenceScorer(question, passages)) is None
-
-
-def test_readings_go_to_passages_unlike_those_already_stated_first():
-    import numpy as np
-
-    vectors = np.array([[1.0, 0.0], [0.98, 0.2], [0.0, 1.0], [0.7, 0.7]])
-    text = "The widget was first sold in 1990 by the Acme company of Ohio."
-    pool = [{"id": str(i), "title": f"T{i}", "text": text} for i in range(4)]
-    # 0 is cited; 1 is a near copy of it, 2 is unlike it: 2 goes first although 1 ranks higher
-    added = extra_readings("When was the widget first sold?", pool, vectors, cited={"0"}, limit=2)
-    assert [passage["id"] for _, passage in added] == ["2", "3"]
-    assert all(set(reading) == {"question", "answer", "citations"} for reading, _ in added)
-    # the sentence is the reading, cited to its passage
-    assert added[0][0] == {"question": "When was the widget first sold (T2)?", "answer": text.rstrip("."), "citations": ["2"]}
-
-
-def test_a_sentence_can_match_the_question_by_meaning():
-    question = "How big is the river?"
-    passage = {"id": "r", "title": "Amazon River", "text": "The Amazon River is about 6,400 kilometres long, from the Andes to the sea."}
-    assert extractive_reading(question, [passage], SentenceScorer(question, [passage])) is None  # no word of the question
-
-    def embed(texts):  # an encoder that finds the sentence close to the question
-        import numpy as np
-        return np.array([[1.0, 0.0] if "big" in t or "long" in t else [0.0, 1.0] for t in texts])
-
-    reading = extractive_reading(question, [passage], SentenceScorer(question, [passage], embed))
-    assert reading["answer"].startswith("The Amazon River is about 6,400 kilometres long")
-
-
-def test_a_sentence_holding_what_the_question_asks_for():
-    assert answers_type("When did Florida stop using the electric chair?", "Florida switched to injection in 2000.")
-    assert not answers_type("When did Florida stop using the electric chair?", "Florida used the electric chair.")
-    assert answers_type("How many medals did Australia win?", "Australia won 58 medals.")
-    assert answers_type("Who played Tony in the film?", "Tony was played by Nicholas Lyndhurst.")
-    assert not answers_type("Who played Tony Soprano?", "Tony Soprano was a character.")  # only the asked name
-
-
-def test_a_model_sentence_must_be_held_by_the_passages_it_cites():
-    passages = [{"text": "Hit points, abbreviated HP, measure damage."}, {"text": "The HP Way was a management philosophy."}]
-    assert not supported_by_citation("The HP Way [1].", passages)
-    assert supported_by_citation("The HP Way [2].", passages)
-    assert supported_by_citation("HP has several meanings.", passages)  # cites nothing: the model's own
-
-
-def test_spelled_out_acronyms():
-    assert spells_out("What is HP?", "Hewlett-Packard sold the HP 200A.")
-    assert spells_out("What is HP?", "Hit points measure damage.")
-    assert not spells_out("What is HP?", "Japanese role-playing games made HP a familiar number.")
-    assert not spells_out("what is hp?", "Hit points measure damage.")  # no acronym asked about
 
 
 def test_an_ambiguous_question_gets_vanillas_answer_and_a_reading_per_missed_sense(scripted, demo_index):
@@ -186,19 +105,6 @@ def test_auto_is_registered_and_checks_its_budget():
     assert next(iter(METHODS)) == "auto"
     with pytest.raises(InputError):
         AutoContext(budget="huge")
-
-
-def test_a_model_sentence_citing_nothing_gets_the_passage_that_holds_it():
-    from agent.steps.readings import cite_holding_passage
-
-    passages = [{"text": "Jaguar Cars was founded in 1922."},
-                {"text": "Ford sold the Jaguar car company to Tata Motors in 2008."}]
-    assert cite_holding_passage("Ford sold Jaguar to Tata Motors in 2008.", passages) == \
-        "Ford sold Jaguar to Tata Motors in 2008 [2]."
-    assert cite_holding_passage("Jaguar owns Jaguar.", passages) == "Jaguar owns Jaguar."  # "own" is in neither
-    assert cite_holding_passage("Jaguar Cars was founded", passages) == "Jaguar Cars was founded [1]"  # the one passage holding it
-    assert cite_holding_passage("HP has several meanings.", passages) == "HP has several meanings."  # no passage holds it
-    assert cite_holding_passage("Founded in 1922 [1].", passages) == "Founded in 1922 [1]."  # already cites
 
 
 def test_the_gate_fires_when_the_top_titles_name_several_years_the_question_leaves_open():

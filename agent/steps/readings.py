@@ -30,6 +30,7 @@ MIN_MATCH = 0.4  # share of the question's (rarity-weighted) content words a rea
 MIN_COSINE = 0.4  # ... or its cosine to the question (packaged MiniLM encoder)
 WORD_WEIGHT = 1.0  # weight of the word match against the cosine in a sentence's score
 LEAD_BONUS = 0.1  # a passage's opening sentence usually defines its subject
+ACRONYM_BONUS = 0.1  # a sentence spelling out an acronym of the question ("Hit points" for HP)
 CITED_SUPPORT = 0.67  # share of a model sentence's content words its citations must hold (0.5 and 0.67 scored alike on ASQA)
 NOVELTY_PENALTY = 1.0  # weight of a candidate's closeness to passages already stated (MMR's 1 - lambda)
 
@@ -97,14 +98,16 @@ def extra_readings(question: str, pool: list[dict], vectors, cited: set[str], em
     `embed` (texts -> vectors) lets a sentence match the question by meaning, not only words."""
     scorer = SentenceScorer(question, pool, embed)
     readings = {i: reading for i, passage in enumerate(pool) if passage["id"] not in cited
-                and (reading := extractive_reading(question, [passage], scorer)) is not None}
+                and (reading := extractive_reading([passage], scorer)) is not None}
     stated = [i for i, passage in enumerate(pool) if passage["id"] in cited]
+
+    def novelty_adjusted(i: int) -> float:
+        overlap = max((cosine(vectors[i], vectors[j]) for j in stated), default=0.0)
+        return readings[i]["score"] - NOVELTY_PENALTY * overlap
+
     added: list[tuple[dict, dict]] = []
     while readings and len(added) < limit:
-        def value(i: int) -> float:
-            overlap = max((cosine(vectors[i], vectors[j]) for j in stated), default=0.0)
-            return readings[i]["score"] - NOVELTY_PENALTY * overlap
-        best = max(readings, key=value)
+        best = max(readings, key=novelty_adjusted)
         reading = readings.pop(best)
         added.append(({key: value for key, value in reading.items() if key != "score"}, pool[best]))
         stated.append(best)
@@ -157,10 +160,10 @@ class SentenceScorer:
         if match < MIN_MATCH and (meaning is None or meaning < MIN_COSINE):
             return None
         return (match * WORD_WEIGHT + (meaning or 0.0) + ANSWER_TYPE_BONUS * answers_type(self.question, sentence)
-                + LEAD_BONUS * (position == 0) + 0.1 * spells_out(self.question, sentence))
+                + LEAD_BONUS * (position == 0) + ACRONYM_BONUS * spells_out(self.question, sentence))
 
 
-def extractive_reading(question: str, group: list[dict], scorer: SentenceScorer) -> dict | None:
+def extractive_reading(group: list[dict], scorer: SentenceScorer) -> dict | None:
     """The group's best-scoring sentence as a reading named after its passage's title; None
     when no sentence is close enough to the question (an off-topic group, or a question made
     of stopwords only)."""
@@ -178,7 +181,7 @@ def extractive_reading(question: str, group: list[dict], scorer: SentenceScorer)
     sentence = sentence.replace('""', '"')  # the corpus's CSV-doubled quotes
     if len(sentence) > 240:
         sentence = sentence[:240].rsplit(" ", 1)[0] + " ..."
-    return {"question": f"{question.strip().rstrip('?')} ({passage['title']})?", "answer": sentence.rstrip("."),
+    return {"question": f"{scorer.question.strip().rstrip('?')} ({passage['title']})?", "answer": sentence.rstrip("."),
             "citations": [passage["id"]], "score": best_score}
 
 
