@@ -85,7 +85,7 @@ def test_terminal_shows_the_cleaned_answer_after_a_looping_stream():
     assert terminal.show(run_events)["result"] is result
     terminal.finish(result)
     assert out.getvalue() == (f"assistant> {looped}\n"
-                              "assistant (repeats and invalid citations removed)> HP is a company [1]. See.\n")
+                              "assistant (checked against the passages)> HP is a company [1]. See.\n")
 
 
 def test_terminal_prints_an_answer_that_did_not_stream():

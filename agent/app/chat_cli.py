@@ -113,7 +113,7 @@ class Terminal:
         if not self.streamed.strip():
             print(f"assistant> {answer}", file=self.out, flush=True)
         elif answer != self.streamed.strip():
-            print(f"assistant (repeats and invalid citations removed)> {answer}", file=self.out, flush=True)
+            print(f"assistant (checked against the passages)> {answer}", file=self.out, flush=True)
         for number, passage in enumerate(result["passages"], 1):
             print(f"  [{number}] {passage['title']} ({passage['id']})", file=self.err)
         usage = result["usage"]
