@@ -66,6 +66,8 @@ def test_a_sentence_holding_what_the_question_asks_for():
     assert answers_type("When did Florida stop using the electric chair?", "Florida switched to injection in 2000.")
     assert not answers_type("When did Florida stop using the electric chair?", "Florida used the electric chair.")
     assert answers_type("How many medals did Australia win?", "Australia won 58 medals.")
+    assert answers_type("How many teams entered?", "Sixty-three teams took part.")
+    assert not answers_type("How many teams entered?", "NorthHack 2022 ran from 8 to 10 June 2022 in Tacoma.")  # dates
     assert answers_type("Who played Tony in the film?", "Tony was played by Nicholas Lyndhurst.")
     assert not answers_type("Who played Tony Soprano?", "Tony Soprano was a character.")  # only the asked name
 

@@ -189,6 +189,8 @@ _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b|\b(January|February|March|April|
                    r"October|November|December)\b")
 _NUMBER = re.compile(r"\b\d[\d,.]*\b|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|"
                      r"hundred|thousand|million|billion)\b", re.IGNORECASE)
+_DATE = re.compile(r"\b(\d{1,2}(\s+to\s+\d{1,2})?\s+)?(January|February|March|April|May|June|July|August|"
+                   r"September|October|November|December)\b(\s+\d{1,2}\b,?)?|\b(1[0-9]{3}|20[0-9]{2})\b")
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
 
 
@@ -203,7 +205,7 @@ def answers_type(question: str, sentence: str) -> bool:
     if asked.startswith(("when", "what year", "what date", "in what year", "which year")):
         return bool(_YEAR.search(fresh))
     if asked.startswith(("how many", "how much", "how long", "how old", "how far")):
-        return bool(_NUMBER.search(fresh))
+        return bool(_NUMBER.search(_DATE.sub(" ", fresh)))  # "63 teams", not "8 to 10 June 2022"
     if asked.startswith(("who", "whom", "whose", "where", "which")):
         return bool(_NAME.search(fresh))
     return False
