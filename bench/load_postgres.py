@@ -43,14 +43,14 @@ def reply(request: dict) -> str:
     """The chat script of tests/chat_script.py, restated here (benches do not import tests)."""
     prompt = "\n".join(str(m.get("content")) for m in request.get("messages", []))
     if "The user was asked what they meant" in prompt:
-        return json.dumps({"passage_meanings": [], "answer": HP_ANSWER, "interpretations": [
+        return json.dumps({"answer": HP_ANSWER, "interpretations": [
             {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1]}]})
     if "Latest message:" in prompt:
         return json.dumps({"question": "What is a jaguar, the animal?"})
     if "jaguar" in prompt.split("Question:")[-1].split("\n")[0].lower():
-        return json.dumps({"passage_meanings": [], "answer": JAGUAR_ANSWER, "interpretations": [
+        return json.dumps({"answer": JAGUAR_ANSWER, "interpretations": [
             {"question": "What is a jaguar, the animal?", "answer": "a big cat", "citations": [1]}]})
-    return json.dumps({"passage_meanings": [], "answer": "HP can mean Hewlett-Packard [1] or horsepower [3].",
+    return json.dumps({"answer": "HP can mean Hewlett-Packard [1] or horsepower [3].",
                        "interpretations": [
                            {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1, 2]},
                            {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [3]}]})

@@ -24,7 +24,6 @@ def number_of(prompt: str, word: str, default: int = 1) -> int:
 def two_meanings(company: int = 2, also: int = 3, unit: int = 5) -> str:
     """HP's company and unit readings citing the passages with their answers, and an ungrounded one."""
     return json.dumps({
-        "passage_meanings": [],
         "interpretations": [
             {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [company, also]},
             {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [unit]},
@@ -36,7 +35,6 @@ def two_meanings(company: int = 2, also: int = 3, unit: int = 5) -> str:
 
 def one_meaning(animal: int = 4) -> str:
     return json.dumps({
-        "passage_meanings": [],
         "interpretations": [{"question": "What is a jaguar, the animal?", "answer": "a big cat", "citations": [animal]}],
         "answer": f"A jaguar is a big cat of the Americas [{animal}].",
     })
@@ -46,7 +44,6 @@ def one_meaning(animal: int = 4) -> str:
 TWO_MEANINGS = two_meanings()
 ONE_MEANING = one_meaning()
 FOCUSED = json.dumps({
-    "passage_meanings": [],
     "interpretations": [{"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1]}],
     "answer": "HP is Hewlett-Packard, an American technology company [1].",
 })

@@ -31,7 +31,6 @@ def SYNTHESIS(messages) -> str:
     """Two readings, each citing the first shown passage that contains its answer."""
     company, unit = passage_number(messages, "Hewlett-Packard"), passage_number(messages, "horsepower")
     return json.dumps({
-        "passage_meanings": ["company", "unit"],
         "interpretations": [
             {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [company]},
             {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [unit]},

@@ -26,7 +26,6 @@ from graphs.adf import ADFContext
 from tests.scripted import SYNTHESIS_MARKER
 
 SYNTHESIS = json.dumps({
-    "passage_meanings": ["x"],
     "interpretations": [{"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1]}],
     "answer": "HP is the company Hewlett-Packard [1], whereas hp is also a unit.",
 })

@@ -18,7 +18,6 @@ SYNTH = SYNTHESIS_MARKER
 def synthesis(messages) -> str:
     company, unit = passage_number(messages, "Hewlett-Packard"), passage_number(messages, "horsepower")
     return json.dumps({
-        "passage_meanings": [],
         "interpretations": [
             {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [company]},
             {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [unit]},
@@ -68,7 +67,7 @@ def test_an_ambiguous_question_gets_vanillas_answer_and_a_reading_per_missed_sen
 
 
 def test_senses_no_reading_covers_get_an_extractive_reading(scripted, demo_index):
-    scripted.rules.append((SYNTH, json.dumps({"passage_meanings": [], "interpretations": [], "answer": ""})))
+    scripted.rules.append((SYNTH, json.dumps({"interpretations": [], "answer": ""})))
     result = api.ask("What is HP?", "auto", context(demo_index))
     by_id = {p["id"]: p for p in result["passages"]}
     readings = result["interpretations"]

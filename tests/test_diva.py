@@ -214,7 +214,7 @@ def test_cli_ask_method_diva(capsys, scripted, demo_index):
 
 
 def test_final_interpretations_are_the_extracted_ones_not_a_second_synthesized_list(scripted, demo_index):
-    other = json.dumps({"passage_meanings": [], "answer": "HP is a company [1].", "interpretations": [
+    other = json.dumps({"answer": "HP is a company [1].", "interpretations": [
         {"question": "What is HP in printers?", "answer": "a printer brand", "citations": [3]}]})
     scripted.rules.append((SYNTHESIZE, other))
     script(scripted, verdicts={reading: "Yes" for reading in READINGS})

@@ -19,7 +19,7 @@ from agent.app.cli import main
 from agent.retrieval.corpus import ReadReport, read_passages
 from agent.errors import MAX_QUESTION_CHARS, InputError, validate_question
 
-SYNTHESIS = json.dumps({"passage_meanings": [], "interpretations": [], "answer": "scripted answer"})
+SYNTHESIS = json.dumps({"interpretations": [], "answer": "scripted answer"})
 FAST = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 SLOW = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

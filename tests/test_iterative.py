@@ -26,7 +26,6 @@ START = ["start_loop"]
 
 def draft(number: int) -> str:
     return json.dumps({
-        "passage_meanings": ["x"],
         "interpretations": [{"question": f"Reading {number}?", "answer": f"answer {number}", "citations": [number]}],
         "answer": f"draft {number}",
     })

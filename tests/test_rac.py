@@ -29,7 +29,6 @@ def SYNTHESIS(messages) -> str:
     last = max(shown)
     title = shown[last].split(":", 1)[0]
     return json.dumps({
-        "passage_meanings": ["a", "b"],
         "interpretations": [
             {"question": "Who won the Northwind hackathon?", "answer": "Northwind", "citations": first},
             {"question": f"What is {title}?", "answer": title, "citations": [last, last + 1]},

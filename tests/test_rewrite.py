@@ -19,7 +19,7 @@ REWRITE = "How many segments do I have?"
 def synthesis(messages) -> str:
     """A synthesis reply that echoes the question it was asked, so tests see what went downstream."""
     question = messages[-1].content.split("Question: ", 1)[1].split("\n", 1)[0]
-    return json.dumps({"passage_meanings": [], "interpretations": [], "answer": f"Answer to: {question}"})
+    return json.dumps({"interpretations": [], "answer": f"Answer to: {question}"})
 
 
 @pytest.fixture
