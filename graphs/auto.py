@@ -2,7 +2,8 @@
 signals, then answer like vanilla or run an ambiguity method.
 
 retrieve_for_gate (2k passages) -> assess_ambiguity (no LLM: query detector, focus of the
-passages on the question, ADF coherence; agent/steps/ambiguity_signals.py) ->
+passages on the question, years the top titles leave open, ADF coherence for the record;
+agent/steps/ambiguity_signals.py) ->
   clear:                      keep_top_passages -> synthesize_answer (vanilla's shared node)
   ambiguous, budget "fast":   answer_each_sense: vanilla's synthesis over the top k (one
                               call, the same as vanilla's), plus extractive, cited readings
