@@ -2,6 +2,7 @@
 
 from agent.steps.readings import (
     SentenceScorer,
+    model_sentences,
     answers_type,
     cite_holding_passage,
     extra_readings,
@@ -95,3 +96,14 @@ def test_a_model_sentence_citing_nothing_gets_the_passage_that_holds_it():
     assert cite_holding_passage("Jaguar Cars was founded", passages) == "Jaguar Cars was founded [1]"  # the one passage holding it
     assert cite_holding_passage("HP has several meanings.", passages) == "HP has several meanings."  # no passage holds it
     assert cite_holding_passage("Founded in 1922 [1].", passages) == "Founded in 1922 [1]."  # already cites
+
+
+def test_the_models_looping_sentences_go():
+    shown = [{"text": "Hewlett-Packard was founded in 1939 by Bill Hewlett and David Packard."},
+             {"text": "Horsepower is a unit of power."}]
+    answer = ("HP was founded by Bill Hewlett and David Packard in 1939 [1]. "
+              "HP was founded by Bill Hewlett and David Packard in 1949. "  # a near repeat (and wrong)
+              "HP, founded by Bill Hewlett and David Packard in 1939, is HP [1]. "  # a near repeat
+              "Horsepower is a unit of power.")
+    assert model_sentences(answer, shown) == ["HP was founded by Bill Hewlett and David Packard in 1939 [1].",
+                                              "Horsepower is a unit of power [2]."]

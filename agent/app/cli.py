@@ -179,7 +179,7 @@ def _print_answer(result: dict, streamed: str) -> None:
     elif result["answer"].strip() in (streamed.strip(), ""):
         print("\n", flush=True)
     else:  # the streamed tokens were cleaned afterwards (looping repeats, invented citations)
-        print(f"\n\nAnswer, checked against the passages (unsupported sentences out, missed senses added):\n{result['answer']}\n", flush=True)
+        print(f"\n\nAnswer, checked against the passages:\n{result['answer']}\n", flush=True)
     titles = {p["id"]: p["title"] for p in result["passages"]}
     if result["interpretations"]:
         print("Interpretations:")
