@@ -32,7 +32,7 @@ WORD_WEIGHT = 1.0  # weight of the word match against the cosine in a sentence's
 LEAD_BONUS = 0.1  # a passage's opening sentence usually defines its subject
 ACRONYM_BONUS = 0.1  # a sentence spelling out an acronym of the question ("Hit points" for HP)
 CITED_SUPPORT = 0.67  # share of a model sentence's content words its citations must hold (0.5 and 0.67 scored alike on ASQA)
-REPEAT_OVERLAP = 0.8  # share of a model sentence's content words an earlier kept one holding makes it a repeat
+REPEAT_OVERLAP = 0.8  # share of a model sentence's content words already said that makes it a repeat
 NOVELTY_PENALTY = 1.0  # weight of a candidate's closeness to passages already stated (MMR's 1 - lambda)
 
 
@@ -76,17 +76,17 @@ def add_missed_readings(update: dict, question: str, shown: list[dict], pool: li
 
 def model_sentences(answer: str, shown: list[dict]) -> list[str]:
     """The model's sentences worth keeping: complete, not claiming silence, held by what they
-    cite, and not a near repeat of an earlier one (the 1.5B loops on a sentence with small
-    changes, "founded in 1939", then "in 1949"); each one citing nothing gets the passage
+    cite, and not a near repeat of what the earlier ones said (the 1.5B loops on a sentence with
+    small changes, "founded in 1939", then "in 1949"); each one citing nothing gets the passage
     holding it. (Dropping sentences with a number no passage has cost 0.6 STR-EM on ASQA.)"""
     kept: list[str] = []
+    said: set[str] = set()
     for sentence in not_silent(answer):
-        plain = CITATION_MARKER.sub(" ", sentence)
-        words = set(content_tokens(plain))
-        if (not supported_by_citation(sentence, shown)
-                or any(len(words & set(content_tokens(k))) >= REPEAT_OVERLAP * len(words) for k in kept)):
+        words = set(content_tokens(CITATION_MARKER.sub(" ", sentence)))
+        if not supported_by_citation(sentence, shown) or len(words & said) >= REPEAT_OVERLAP * len(words):
             continue
         kept.append(cite_holding_passage(sentence, shown))
+        said |= words
     return kept
 
 
