@@ -220,8 +220,16 @@ def test_final_interpretations_are_the_extracted_ones_not_a_second_synthesized_l
     script(scripted, verdicts={reading: "Yes" for reading in READINGS})
     result = api.ask("What is HP?", "diva", context(demo_index))
     assert result["route"][-2:] == ["extract_interpretations", "synthesize_answer"]
-    assert [(i["question"], i["answer"]) for i in result["interpretations"]] == [
+    extracted = result["interpretations"][:2]
+    assert [(i["question"], i["answer"]) for i in extracted] == [
         ("What is HP, the company?", "Hewlett-Packard"), ("What is hp, the unit?", "horsepower")]
-    # the model's sentence, then each extracted reading it did not state, with its citation
-    assert result["answer"].startswith("HP is a company [1].") and "printer" not in result["answer"]
+    # then the extractive readings, of passages neither extracted reading cites
+    readings = result["interpretations"][2:]
+    assert len(readings) == result["decision"]["diva"]["extractive_readings"]
+    assert not {c for i in extracted for c in i["citations"]} & {c for i in readings for c in i["citations"]}
+    # each extracted reading with its citation; the model's "HP is a company [1]" goes when
+    # passage 1 does not hold it, and the unverified printer reading never appears
+    company_cited = "hewlett" in result["passages"][0]["text"].casefold()
+    assert result["answer"].startswith("HP is a company [1].") == company_cited and "printer" not in result["answer"]
     assert "Hewlett-Packard [" in result["answer"] and "Horsepower [" in result["answer"]
+    assert "company [" not in result["answer"].split("?")[0]  # a question gets no citation of its own

@@ -94,8 +94,8 @@ def cite_holding_passage(sentence: str, passages: list[dict]) -> str:
     """A model sentence that cites nothing gets the marker of the passage holding most of its
     content words, when one holds CITED_SUPPORT of them ("...sold to Tata Motors." -> "[3]"):
     an answer's claims carry their source. Sentences that cite, or that no passage holds, stay."""
-    if cited_numbers(sentence) or not passages:
-        return sentence
+    if cited_numbers(sentence) or not passages or sentence.rstrip().endswith("?"):
+        return sentence  # a question (a templated reading's first half) is not a claim
     support, number = max(((answer_support(sentence, p["text"]), n) for n, p in enumerate(passages, 1)),
                           key=lambda found: (found[0], -found[1]))  # ties: the better-ranked passage
     if support < CITED_SUPPORT:
