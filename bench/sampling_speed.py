@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,5 +65,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    tempfile.tempdir = tempfile.gettempdir()
     raise SystemExit(main())

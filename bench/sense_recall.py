@@ -23,15 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent.app import api
-from agent.evaluation.llm_cache import (
-    ResponseStore,
-    register_cached_model,
-    replay_scope,
-)
-from agent.llm.answers import cited_numbers
-from agent.steps.grounding import answer_support
-from agent.steps.interpretations import SUPPORT, sentences
+from agent.app import api  # noqa: E402
+from agent.evaluation.llm_cache import ResponseStore, register_cached_model, replay_scope  # noqa: E402
+from agent.llm.answers import cited_numbers  # noqa: E402
+from agent.steps.grounding import answer_support  # noqa: E402
+from agent.steps.interpretations import SUPPORT, sentences  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "agent" / "data"

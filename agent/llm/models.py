@@ -71,15 +71,27 @@ def _part_files(weights: PackagedWeights) -> list[Path]:
     return files
 
 
+def joined_path(weights: PackagedWeights) -> Path:
+    """Where the joined GGUF file of packaged weights lives (per user, under the cache)."""
+    return cache_dir() / "models" / weights.file_name
+
+
+def is_joined(weights: PackagedWeights) -> bool:
+    """Whether the joined file is there and its sha256 was checked (the stamp beside it)."""
+    target = joined_path(weights)
+    stamp = target.with_suffix(".sha256")
+    return target.exists() and stamp.exists() and stamp.read_text() == weights.sha256
+
+
 def assemble_weights(weights: PackagedWeights) -> Path:
     """Join the part files into the cache once, verifying the sha256 of the result."""
-    target_dir = cache_dir() / "models"
+    target = joined_path(weights)
+    target_dir = target.parent
     target_dir.mkdir(parents=True, exist_ok=True)
-    target = target_dir / weights.file_name
     verified_stamp = target.with_suffix(".sha256")
     with open(target_dir / ".assemble.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if target.exists() and verified_stamp.exists() and verified_stamp.read_text() == weights.sha256:
+        if is_joined(weights):
             return target
         digest = hashlib.sha256()
         partial = target.with_suffix(f".{os.getpid()}.partial")
@@ -169,10 +181,7 @@ def _ready_weights(spec: str) -> Path | None:
         return path if path.is_file() else None
     if spec not in PACKAGED:
         return None
-    target = cache_dir() / "models" / PACKAGED[spec].file_name
-    stamp = target.with_suffix(".sha256")
-    ready = target.is_file() and stamp.is_file() and stamp.read_text() == PACKAGED[spec].sha256
-    return target if ready else None
+    return joined_path(PACKAGED[spec]) if is_joined(PACKAGED[spec]) else None
 
 
 def warm_up(context: Context) -> bool:

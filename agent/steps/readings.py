@@ -112,7 +112,8 @@ def extra_readings(question: str, pool: list[dict], vectors, cited: set[str], em
     NOVELTY_PENALTY x its passage's highest cosine to the passages already stated (cited or
     read), so a sense the answer missed goes before a second reading of one it has.
     `embed` (texts -> vectors) lets a sentence match the question by meaning, not only words."""
-    scorer = SentenceScorer(question, pool, embed)
+    uncited = [passage for passage in pool if passage["id"] not in cited]
+    scorer = SentenceScorer(question, pool, embed, candidates=uncited)
     readings = {i: reading for i, passage in enumerate(pool) if passage["id"] not in cited
                 and (reading := extractive_reading([passage], scorer)) is not None}
     stated = [i for i, passage in enumerate(pool) if passage["id"] in cited]
@@ -154,13 +155,16 @@ class SentenceScorer:
     for holding the kind of thing asked for, for opening its passage (the defining sentence)
     and for spelling out an acronym of the question."""
 
-    def __init__(self, question: str, pool: list[dict], embed=None):
+    def __init__(self, question: str, pool: list[dict], embed=None, candidates: list[dict] | None = None):
+        """Word rarity over the whole `pool`; sentence cosines only for the `candidates` (the
+        passages that may give a reading; default all), the one costly step."""
         self.question = question
         self.weights = rarity(question, pool)
         self.cosines: dict[tuple[str, str], float] = {}
+        candidates = pool if candidates is None else candidates
         if embed is not None and self.weights:
-            keys = [(p["id"], sentence) for p in pool for sentence in passage_sentences(p)]
-            titles = {p["id"]: p.get("title", "") for p in pool}
+            keys = [(p["id"], sentence) for p in candidates for sentence in passage_sentences(p)]
+            titles = {p["id"]: p.get("title", "") for p in candidates}
             if keys:
                 vectors = embed([question] + [f"{titles[i]}: {sentence}" for i, sentence in keys])
                 self.cosines = {key: float(cosine(vectors[0], v)) for key, v in zip(keys, vectors[1:])}
