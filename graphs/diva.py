@@ -1,11 +1,14 @@
 """DIVA (seed 001): diversify, verify, adapt.
 
 identify_ambiguity_type -> infer_pseudo_interpretations -> retrieve_diversified ->
-verify_passages -> Useful / PartialUseful: extract_interpretations -> synthesize_answer;
+verify_passages -> Useful / PartialUseful: synthesize_answer, guided by the verified readings;
 Useless: answer_closed_book (the model's own knowledge, flagged as not supported by the corpus).
-`synthesize_answer` ends with extractive readings of the passages its answer does not cite
-(agent/steps/readings.py): on 10 ASQA questions STR-EM 13.3 without them, 40.8 with them.
-The diversify and verify steps are shared with the DtV baseline (agent/steps/diversify.py).
+The synthesis is the paper's Eq. 1 and 2 in one call, as in vanilla: it extracts the
+interpretations, then writes the answer (a separate extraction call read the passages a third
+time for 31% of DIVA's tokens). It ends with extractive readings of the passages its answer
+does not cite (agent/steps/readings.py): on 10 ASQA questions STR-EM 13.3 without them, 40.8
+with them. The diversify and verify steps are shared with the DtV baseline
+(agent/steps/diversify.py).
 """
 
 from dataclasses import dataclass, field
@@ -29,8 +32,6 @@ from agent.llm.calls import generate_structured
 from agent.steps.nodes import MODEL_FAILED, answer_update, interpretations_from
 from agent.steps.readings import synthesize_with_readings
 from agent.llm.answers import clean_answer
-from agent.llm.prompts import format_passages, fragment
-from agent.llm.schemas import CitedInterpretation
 from agent.state import InputState, OutputState, starts_turn
 from agent.usage import emit, record, tracked
 
@@ -45,10 +46,6 @@ class DIVAContext(DiversifyContext):
         default=True,
         metadata={"description": "Answer from the model's own knowledge when the passages are Useless (off: always use them)"},
     )
-
-
-class Extraction(BaseModel):
-    interpretations: list[CitedInterpretation] = Field(max_length=8)
 
 
 class ClosedBookInterpretation(BaseModel):
@@ -72,31 +69,11 @@ def identify_ambiguity_type(state: DiversifyState, runtime: Runtime[DIVAContext]
 
 def route_after_verify_passages(
     state: DiversifyState, runtime: Runtime[DIVAContext]
-) -> Literal["extract_interpretations", "answer_closed_book"]:
+) -> Literal["synthesize_answer", "answer_closed_book"]:
     """Useless passages would only mislead the answer: use the model's own knowledge instead."""
     if state.get("grade") == "Useless" and runtime.context.adaptive_generation:
         return "answer_closed_book"
-    return "extract_interpretations"
-
-
-@tracked
-def extract_interpretations(state: DiversifyState, runtime: Runtime[DIVAContext]) -> dict:
-    """Disambiguated questions with short answers from the kept passages (seed 001, Eq. 1);
-    they become the guidance of the long-form synthesis (Eq. 2)."""
-    passages = state.get("passages") or []
-    extraction = generate_structured(
-        runtime.context, Extraction, "extract_interpretations", max_tokens=300,
-        question=state["question"], readings=" / ".join(targets(state)), passages=format_passages(passages),
-    )
-    found = interpretations_from(extraction, passages) if extraction is not None else []
-    lines = [f"- {i['question']} -> {i['answer']}" for i in found]
-    guidance = fragment("guidance_extracted", lines="\n".join(lines))
-    return {
-        "interpretations": found,
-        "settled_interpretations": found,  # the synthesis writes the answer, not a second list
-        "guidance": guidance if found else state.get("guidance", ""),
-        "decision": {"branch": "passages", "supported_by_corpus": True, "extracted": len(found)},
-    }
+    return "synthesize_answer"
 
 
 @tracked
@@ -119,11 +96,10 @@ def answer_closed_book(state: DiversifyState, runtime: Runtime[DIVAContext]) -> 
 
 builder = StateGraph(DiversifyState, context_schema=DIVAContext, input_schema=InputState, output_schema=OutputState)
 builder.add_node("identify_ambiguity_type", starts_turn(identify_ambiguity_type, ambiguous=None, branch="passages",
-                                                                 interpretations_source="extraction"))
+                                                                 interpretations_source="synthesis"))
 builder.add_node("infer_pseudo_interpretations", infer_pseudo_interpretations)
 builder.add_node("retrieve_diversified", retrieve_diversified)
 builder.add_node("verify_passages", verify_passages)
-builder.add_node("extract_interpretations", extract_interpretations)
 builder.add_node("synthesize_answer", synthesize_with_readings)
 builder.add_node("answer_closed_book", answer_closed_book)
 builder.add_edge(START, "identify_ambiguity_type")
@@ -131,7 +107,6 @@ builder.add_edge("identify_ambiguity_type", "infer_pseudo_interpretations")
 builder.add_edge("infer_pseudo_interpretations", "retrieve_diversified")
 builder.add_edge("retrieve_diversified", "verify_passages")
 builder.add_conditional_edges("verify_passages", route_after_verify_passages)
-builder.add_edge("extract_interpretations", "synthesize_answer")
 builder.add_edge("synthesize_answer", END)
 builder.add_edge("answer_closed_book", END)
 

@@ -23,10 +23,14 @@ NOTHING_VERIFIED = "None of the interpretations of this question could be verifi
 
 @dataclass(kw_only=True)
 class DtVContext(DiversifyContext):
-    """DtV retrieves for the pseudo-interpretations only, not for the original question."""
+    """DtV retrieves for the pseudo-interpretations only, not for the original question, and
+    reports only the interpretations it verified."""
 
     include_question: bool = field(
         default=False, metadata={"description": "Also retrieve candidates for the original question (DtV: no)"}
+    )
+    verified_only: bool = field(
+        default=True, metadata={"description": "Report only the verified readings (DtV's post-hoc filter)"}
     )
 
 

@@ -11,22 +11,11 @@ from tests.scripted import SYNTHESIS_MARKER
 IDENTIFY = "the types that apply"
 INFER = "disambiguated questions, one per distinct reading"
 VERIFY = "Which of these questions do the passages answer?"
-EXTRACT = "Extract the interpretations"
 CLOSED_BOOK = "Answer from your own knowledge."
 SYNTHESIZE = SYNTHESIS_MARKER
 
 READINGS = ["What is HP, the company?", "What is hp, the unit of power?", "What does HP mean in games?"]
 AMBIGUITY = json.dumps({"reason": "HP names a company, a unit and a game statistic.", "types": ["[AmbSub]"]})
-def EXTRACTION(messages) -> str:
-    """Two readings, each citing the first shown passage that contains its answer (the unit's
-    also cites a passage number that does not exist)."""
-    company, unit = passage_number(messages, "Hewlett-Packard"), passage_number(messages, "horsepower")
-    return json.dumps({"interpretations": [
-        {"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [company]},
-        {"question": "What is hp, the unit?", "answer": "horsepower", "citations": [unit, 42]},
-    ]})
-
-
 def SYNTHESIS(messages) -> str:
     """Two readings, each citing the first shown passage that contains its answer."""
     company, unit = passage_number(messages, "Hewlett-Packard"), passage_number(messages, "horsepower")
@@ -74,7 +63,6 @@ def script(model, *, readings=READINGS, verdicts=None, identify=AMBIGUITY, garba
         (IDENTIFY, identify),
         (INFER, json.dumps({"questions": readings})),
         (VERIFY, verifier(verdicts or {}, garbage)),
-        (EXTRACT, EXTRACTION),
         (CLOSED_BOOK, CLOSED),
         (SYNTHESIZE, SYNTHESIS),
     ])

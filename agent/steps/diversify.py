@@ -44,6 +44,10 @@ class DiversifyContext(Context):
     include_question: bool = field(
         default=True, metadata={"description": "Also retrieve candidates for the original question (DIVA yes, DtV no)"}
     )
+    verified_only: bool = field(
+        default=False,
+        metadata={"description": "Report only the verified readings (DtV's post-hoc filter); off: they guide the synthesis"},
+    )
 
 
 class DiversifyState(RAGState, total=False):
@@ -172,7 +176,7 @@ def grade(verdicts: list[dict]) -> Grade:
     return "Useless" if yes == 0 else "PartialUseful"
 
 
-VERIFY_PASSAGE_CHARS = 400  # the evidence a verdict needs is near a passage's start; the answer reads it whole
+VERIFY_PASSAGE_CHARS = 240  # the title and lead name what a passage answers; the synthesis reads it whole
 VERIFY_MAX_TOKENS = 40
 
 
@@ -230,12 +234,14 @@ def verify_passages(state: DiversifyState, runtime: Runtime[DiversifyContext]) -
         verdicts = [{"question": q, "verdict": "No", "parsed": True} for q in questions]
     result = grade(verdicts)
     verified = [v["question"] for v in verdicts if v["verdict"] == "Yes"]
-    guidance = fragment("guidance_verified", lines="\n".join(f"- {q}" for q in verified))
+    only = runtime.context.verified_only
+    guidance = fragment("guidance_verified" if only else "guidance_readings", lines="\n".join(f"- {q}" for q in verified))
     return {
         "verdicts": verdicts,
         "grade": result,
         "guidance": guidance if verified else "",
-        "verified_questions": verified,  # synthesis may report these readings only (unverified ones are dropped)
+        # DtV reports these readings only (unverified ones are dropped); DIVA lets them guide
+        **({"verified_questions": verified} if only else {}),
         "decision": {
             "verdicts": verdicts, "grade": result,
             "unparsed_verdicts": sum(not v["parsed"] for v in verdicts),
