@@ -4,9 +4,13 @@ retrieve (2k) -> analyze_coherence -> classify_ambiguity ->
   Unambiguous (and Uncertain when `uncertain_fallback` is "direct"):
       keep_top_passages -> synthesize_answer
   Ambiguous (and Uncertain by default):
-      decompose -> write_hypothetical_document -> retrieve_dual -> fuse_rankings -> synthesize_answer
-`decompose` falls back to keep_top_passages when its clusters cannot be trusted (fewer than 4
-passages, every cluster far from the question, or no sub-question written) and says why.
+      decompose -> retrieve_dual -> fuse_rankings -> synthesize_answer
+`decompose` clusters the passages, then ONE call writes, for every kept cluster, its
+sub-question and the HyDE passage that answers it: per-cluster and per-sub-question calls
+repeated the instructions and the question each time (1,580 + 665 tokens on ASQA, two
+sequential rounds), a batch writes the same fields once, in one round. It falls back to
+keep_top_passages when its clusters cannot be trusted (fewer than 4 passages, every cluster
+far from the question, or no sub-question written) and says why.
 `synthesize_answer` is the shared synthesis followed by extractive readings of the senses its
 answer missed, from the fused and the detection passages (agent/steps/readings.py): the 1.5B
 writes one reading per question, and ADF's decomposition had found the others.
@@ -23,6 +27,7 @@ from langgraph.runtime import Runtime
 from pydantic import Field
 
 from agent.steps.coherence import (
+    MAX_CLUSTERS,
     MIN_DECOMPOSE_PASSAGES,
     PRESETS,
     Gate,
@@ -36,16 +41,16 @@ from agent.steps.coherence import (
 from agent.context import Context
 from agent.retrieval.retriever import passage_vectors
 from agent.errors import InputError, validate_question
-from agent.llm.calls import generate_structured, generate_text
+from agent.llm.calls import generate_structured
 from agent.steps.readings import synthesize_with_readings
-from agent.llm.prompts import format_passages, fragment
+from agent.llm.prompts import CLOSE_DATA, OPEN_DATA, format_passage, fragment
 from agent.retrieval.retriever import get_retriever, reciprocal_rank_fusion
 from agent.llm.schemas import OrderedModel
 from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
-from agent.usage import emit, map_concurrent, tracked
+from agent.usage import emit, tracked
 
-SUB_QUESTION_PASSAGE_CHARS = 200  # the title and first lines name a cluster's subject; the rest only costs tokens
-HYDE_STYLES = {"short": 90, "detailed": 260}  # completion token cap; the instruction is prompts/hyde_style_<name>.md
+SUB_QUESTION_PASSAGE_CHARS = 100  # the title and lead name a cluster's subject; the rest only costs tokens
+HYDE_STYLES = {"short": 50, "detailed": 110}  # completion tokens per cluster; the instruction is prompts/hyde_style_<name>.md
 
 
 @dataclass(kw_only=True)
@@ -102,14 +107,19 @@ class ADFState(RAGState, total=False):
     gate: Gate
     path: Literal["decompose", "direct"]
     sub_questions: list[dict]  # {subject, question, passage_ids, cosine}
-    hypothetical_documents: list[str]  # aligned with sub_questions; "" when the model failed
+    hypothetical_documents: list[str]  # aligned with sub_questions; "" when the model wrote none
     pathways: list[dict]  # per sub-question: {question, sparse: [ids], dense: [ids], shared, unique, overlap}
     candidates: dict[str, Passage]  # every passage a pathway found, by id
 
 
 class SubQuestion(OrderedModel):
-    subject: str = Field(max_length=120, description="the subject these passages share")
+    group: int = Field(description="the number of the group of passages")
     question: str = Field(max_length=160, description="the user's question asked about that subject only")
+    passage: str = Field(default="", max_length=600, description="a passage that would answer that question")
+
+
+class SubQuestions(OrderedModel):
+    sub_questions: list[SubQuestion] = Field(max_length=MAX_CLUSTERS)
 
 
 @tracked
@@ -150,17 +160,37 @@ def route_after_classify_ambiguity(state: ADFState) -> Literal["decompose", "kee
     return "decompose" if state.get("path") == "decompose" else "keep_top_passages"
 
 
-def write_sub_question(context: ADFContext, question: str, passages: list[dict]) -> dict | None:
-    """One call: the question asked about the one subject a cluster's passages share."""
-    reply = generate_structured(context, SubQuestion, "write_sub_question", max_tokens=90, question=question,
-                                passages=format_passages(passages, max_chars=SUB_QUESTION_PASSAGE_CHARS))
-    if reply is None:
-        return None
-    subject = " ".join(reply.subject.split()).strip(" .")
-    if not subject or subject.lower() in question.lower():  # the model echoed the unclear word
-        subject = passages[0].get("title") or subject  # the cluster's best-ranked passage names it
-    focused = focused_question(reply.question, question, subject)
-    return {"subject": subject, "question": focused} if focused else None
+def format_groups(groups: list[list[dict]]) -> str:
+    """The clusters as numbered groups of passage leads, in one data section."""
+    blocks = [f"Group {n}:\n" + "\n".join(format_passage(p, SUB_QUESTION_PASSAGE_CHARS) for p in group)
+              for n, group in enumerate(groups, 1)]
+    return f"{OPEN_DATA}\n" + "\n\n".join(blocks) + f"\n{CLOSE_DATA}"
+
+
+def write_sub_questions(context: ADFContext, question: str, groups: list[list[dict]]) -> list[dict | None]:
+    """One call: per group, the question asked about the one subject its passages share and
+    a HyDE passage answering it; aligned with `groups` (None where the model wrote nothing)."""
+    style = context.style()
+    reply = generate_structured(
+        context, SubQuestions, "write_sub_questions", max_tokens=20 + (30 + HYDE_STYLES[style]) * len(groups),
+        question=question, style=fragment(f"hyde_style_{style}"), groups=format_groups(groups),
+    )
+    written: list[dict | None] = [None] * len(groups)
+    for item in reply.sub_questions if reply is not None else []:
+        index = item.group - 1
+        if 0 <= index < len(groups) and written[index] is None:
+            written[index] = sub_question_from(item, question, groups[index])
+    return written
+
+
+def sub_question_from(item: SubQuestion, question: str, passages: list[dict]) -> dict | None:
+    """A checked sub-question that names one reading; its subject is the title of the
+    cluster's best-ranked passage (asking the model to name it cost 15 tokens per cluster
+    and mostly copied that title)."""
+    subject = " ".join((passages[0].get("title") or "").split())
+    focused = focused_question(item.question, question, subject)
+    document = " ".join(item.passage.split())
+    return {"subject": subject, "question": focused, "document": document} if focused else None
 
 
 def focused_question(written: str, question: str, subject: str) -> str:
@@ -183,7 +213,8 @@ def _fall_back(reason: str, **details) -> dict:
 @tracked
 def decompose(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
     """KMeans (k = min(max(2, n//2), 4)) over all n detection passages; clusters far from
-    the question are dropped; one parallel call per kept cluster writes its sub-question."""
+    the question are dropped; one call writes every kept cluster's sub-question and its
+    hypothetical document (HyDE)."""
     context = runtime.context
     question, passages = state["question"], state.get("detection_passages") or []
     if len(passages) < MIN_DECOMPOSE_PASSAGES:
@@ -198,9 +229,7 @@ def decompose(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
     if not kept:
         return _fall_back(f"no cluster has cosine >= {context.min_cluster_cosine} to the question", **details)
     by_id = {p["id"]: p for p in passages}
-    written = map_concurrent(
-        lambda c: write_sub_question(context, question, [by_id[i] for i in c["passage_ids"]]), kept, context.concurrency
-    )
+    written = write_sub_questions(context, question, [[by_id[i] for i in c["passage_ids"]] for c in kept])
     sub_questions, seen = [], set()
     for cluster, sub in zip(kept, written):
         if sub is not None and sub["question"].lower() not in seen:
@@ -209,35 +238,21 @@ def decompose(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
     if not sub_questions:
         return _fall_back("the model wrote no usable sub-question", **details)
     emit({"event": "sub_questions", "questions": [s["question"] for s in sub_questions]})
-    return {"sub_questions": sub_questions,
+    documents = [s.pop("document") for s in sub_questions]
+    return {"sub_questions": sub_questions, "hypothetical_documents": documents,
             "decision": {**details, "sub_questions": [s["question"] for s in sub_questions],
-                         "subjects": [s["subject"] for s in sub_questions]}}
+                         "subjects": [s["subject"] for s in sub_questions],
+                         "hyde_style": context.style(), "hyde_failed": sum(not d for d in documents)}}
 
 
-def route_after_decompose(state: ADFState) -> Literal["write_hypothetical_document", "keep_top_passages"]:
-    return "write_hypothetical_document" if state.get("sub_questions") else "keep_top_passages"
+def route_after_decompose(state: ADFState) -> Literal["retrieve_dual", "keep_top_passages"]:
+    return "retrieve_dual" if state.get("sub_questions") else "keep_top_passages"
 
 
 @tracked
 def keep_top_passages(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
     """The direct answer path: the question's own top k, already in hand from the 2k search."""
     return {"passages": (state.get("detection_passages") or [])[:runtime.context.k]}
-
-
-@tracked
-def write_hypothetical_document(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
-    """HyDE, one parallel call per sub-question: an answer-shaped passage lands nearer the
-    real answers in embedding space than the short question does."""
-    context = runtime.context
-    cap, instruction = HYDE_STYLES[context.style()], fragment(f"hyde_style_{context.style()}")
-    capped = context.replace(max_tokens=min(cap, context.max_tokens))
-    documents = map_concurrent(
-        lambda sub: generate_text(capped, "write_hypothetical_document", question=sub["question"], style=instruction),
-        state["sub_questions"], context.concurrency,
-    )
-    documents = [" ".join((d or "").split()) for d in documents]
-    return {"hypothetical_documents": documents,
-            "decision": {"hyde_style": context.style(), "hyde_failed": sum(not d for d in documents)}}
 
 
 @tracked
@@ -279,7 +294,6 @@ builder.add_node("analyze_coherence", analyze_coherence)
 builder.add_node("classify_ambiguity", classify_ambiguity)
 builder.add_node("decompose", decompose)
 builder.add_node("keep_top_passages", keep_top_passages)
-builder.add_node("write_hypothetical_document", write_hypothetical_document)
 builder.add_node("retrieve_dual", retrieve_dual)
 builder.add_node("fuse_rankings", fuse_rankings)
 builder.add_node("synthesize_answer", synthesize_with_readings)
@@ -289,7 +303,6 @@ builder.add_edge("analyze_coherence", "classify_ambiguity")
 builder.add_conditional_edges("classify_ambiguity", route_after_classify_ambiguity)
 builder.add_conditional_edges("decompose", route_after_decompose)
 builder.add_edge("keep_top_passages", "synthesize_answer")
-builder.add_edge("write_hypothetical_document", "retrieve_dual")
 builder.add_edge("retrieve_dual", "fuse_rankings")
 builder.add_edge("fuse_rankings", "synthesize_answer")
 builder.add_edge("synthesize_answer", END)

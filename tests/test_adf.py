@@ -29,30 +29,30 @@ SYNTHESIS = json.dumps({
     "interpretations": [{"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1]}],
     "answer": "HP is the company Hewlett-Packard [1], whereas hp is also a unit.",
 })
-SUB_MARKER = "Passages of one group"
-HYDE_MARKER = "only used to search"
+SUB_MARKER = "The passage of each entry:"
 SYNTH_MARKER = SYNTHESIS_MARKER
 
 DIRECT_ROUTE = ["retrieve", "analyze_coherence", "classify_ambiguity", "keep_top_passages", "synthesize_answer"]
-DECOMPOSED_ROUTE = ["retrieve", "analyze_coherence", "classify_ambiguity", "decompose", "write_hypothetical_document",
+DECOMPOSED_ROUTE = ["retrieve", "analyze_coherence", "classify_ambiguity", "decompose",
                     "retrieve_dual", "fuse_rankings", "synthesize_answer"]
 
 
-def sub_question_for(messages) -> str:
-    """A distinct sub-question per cluster, named after the cluster's first passage title."""
-    text = "\n".join(str(m.content) for m in messages)
-    group = text.split(SUB_MARKER)[-1]
-    title = re.search(r"\[1\] ([^:]+):", group).group(1)
-    return json.dumps({"subject": title, "question": f"What is {title}?"})
+def groups_in(messages) -> list[list[str]]:
+    """The passage titles of each numbered group one sub-question call shows."""
+    text = str(messages[-1].content) if not isinstance(messages, str) else messages
+    blocks = re.split(r"^Group \d+:\n", text.rsplit("<documents>\n", 1)[1], flags=re.M)[1:]
+    return [re.findall(r"^([^:\n]+):", block, re.M) for block in blocks]
 
 
-def hyde_for(messages) -> str:
-    question = re.search(r"Question: (.+)", str(messages[-1].content)).group(1)
-    return f"{question} It is described in detail here, with names, dates and places."
+def sub_questions_for(messages, document=lambda q: f"{q} It is described in detail here, with names, dates and places."):
+    """A distinct sub-question per group, named after the group's first passage title."""
+    return json.dumps({"sub_questions": [
+        {"group": n, "question": f"What is {titles[0]}?", "passage": document(f"What is {titles[0]}?")}
+        for n, titles in enumerate(groups_in(messages), 1)]})
 
 
-def script(model, sub=sub_question_for, hyde=hyde_for, synthesis=SYNTHESIS):
-    model.rules.extend([(SUB_MARKER, sub), (HYDE_MARKER, hyde), (SYNTH_MARKER, synthesis)])
+def script(model, sub=sub_questions_for, synthesis=SYNTHESIS):
+    model.rules.extend([(SUB_MARKER, sub), (SYNTH_MARKER, synthesis)])
 
 
 def calls_with(model, marker: str) -> list[str]:
@@ -167,18 +167,18 @@ def test_ambiguous_gate_decomposes_over_all_ten_passages(scripted, demo_index):
     kept = [c for c in decision["adf"]["clusters"] if c["kept"]]
     assert all(c["cosine"] >= 0.2 for c in kept)
     subs = decision["adf"]["sub_questions"]
-    assert len(calls_with(scripted, SUB_MARKER)) == len(kept) and 1 <= len(subs) <= len(kept)
-    assert len(calls_with(scripted, HYDE_MARKER)) == len(subs)
+    # one call writes every kept cluster's sub-question and its hypothetical document
+    assert len(calls_with(scripted, SUB_MARKER)) == 1 and 1 <= len(subs) <= len(kept)
+    assert decision["adf"]["hyde_failed"] == 0
     # one sparse and one dense list per sub-question, each with its overlap
     assert [p["question"] for p in decision["adf"]["pathways"]] == subs
     assert all(0.0 <= p["overlap"] <= 1.0 and len(p["sparse"]) == 5 for p in decision["adf"]["pathways"])
     assert 0.0 <= decision["adf"]["pathway_overlap"] <= 1.0
     nodes = result["usage"]["nodes"]
-    assert nodes["decompose"]["llm_calls"] == len(kept)
-    assert nodes["write_hypothetical_document"]["llm_calls"] == len(subs)
+    assert nodes["decompose"]["llm_calls"] == 1
     assert nodes["retrieve_dual"]["retriever_calls"] == 2 * len(subs)
     assert nodes["synthesize_answer"]["llm_calls"] == 1
-    assert result["usage"]["llm_calls"] == len(kept) + len(subs) + 1
+    assert result["usage"]["llm_calls"] == 2 and result["usage"]["llm_rounds"] == 2
     # the fused top-k, by RRF over all pathways, is what the synthesis saw, with the sub-questions;
     # the passages after it are those the extractive readings cite
     readings = result["decision"]["adf"].get("extractive_readings", 0)
@@ -198,19 +198,21 @@ def test_ambiguous_gate_decomposes_over_all_ten_passages(scripted, demo_index):
                for i in result["interpretations"][len(model_readings):])
 
 
-def test_each_sub_question_call_sees_exactly_its_cluster(scripted, demo_index):
+def test_each_group_of_the_sub_question_call_is_exactly_one_cluster(scripted, demo_index):
     script(scripted)
     result = api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0))
     retriever = get_retriever(Context(index_dir=demo_index))
     titles = {p["id"]: p["title"] for p in retriever.search("What is HP?", "hybrid", 10)}
     kept = [c for c in result["decision"]["adf"]["clusters"] if c["kept"]]
-    seen = sorted(tuple(re.findall(r"^\[\d+\] ([^:\n]+):", text.split(SUB_MARKER)[-1], re.M))
-                  for text in calls_with(scripted, SUB_MARKER))
-    assert seen == sorted(tuple(titles[i] for i in c["passage_ids"]) for c in kept)
+    (prompt,) = calls_with(scripted, SUB_MARKER)
+    assert groups_in(prompt) == [[titles[i] for i in c["passage_ids"]] for c in kept]
+    # leads only: a cluster's subject is in its titles and first lines
+    assert max(len(line) for line in prompt.rsplit("<documents>\n", 1)[1].splitlines()) < 200
 
 
 def test_an_echoed_subject_is_replaced_by_the_clusters_top_title(scripted, demo_index):
-    script(scripted, sub=json.dumps({"subject": "HP", "question": "What is HP?"}))
+    script(scripted, sub=lambda messages: json.dumps({"sub_questions": [
+        {"group": n, "question": "What is HP?"} for n in range(1, len(groups_in(messages)) + 1)]}))
     result = api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0))
     retriever = get_retriever(Context(index_dir=demo_index))
     titles = {p["id"]: p["title"] for p in retriever.search("What is HP?", "hybrid", 10)}
@@ -295,7 +297,8 @@ def test_clusters_below_cosine_0_2_get_no_sub_question(scripted, jaguar_index):
     assert {i for c in dropped for i in c["passage_ids"]} == {"bread-1", "bread-2", "tax-1", "tax-2"}
     assert all(c["cosine"] < 0.2 for c in dropped)
     assert sorted(result["decision"]["adf"]["sub_questions"]) == ["What is Jaguar (animal)?", "What is Jaguar Cars?"]
-    assert len(calls_with(scripted, SUB_MARKER)) == 2
+    (prompt,) = calls_with(scripted, SUB_MARKER)
+    assert len(groups_in(prompt)) == 2 and "Sourdough" not in prompt.rsplit("The user asked", 1)[1]
 
 
 def test_no_cluster_near_the_question_falls_back(scripted, demo_index):
@@ -314,23 +317,44 @@ def test_failed_sub_question_calls_fall_back_to_direct_answering(scripted, demo_
     assert result["usage"]["malformed"] >= 2 and result["answer"] and not result["decision"]["abstained"]
 
 
-def test_failed_hypothetical_documents_search_dense_with_the_sub_question(scripted, demo_index):
-    timeout = openai.APITimeoutError(request=httpx.Request("POST", "http://scripted/v1/chat/completions"))
-    script(scripted, hyde=timeout)
-    result = api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0, max_retries=0))
+def test_missing_hypothetical_documents_search_dense_with_the_sub_question(scripted, demo_index):
+    script(scripted, sub=lambda messages: sub_questions_for(messages, document=lambda q: " "))
+    result = api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0))
     decision = result["decision"]
     assert decision["adf"]["hyde_failed"] == len(decision["adf"]["sub_questions"]) > 0
     retriever = get_retriever(Context(index_dir=demo_index))
     first = decision["adf"]["pathways"][0]
     assert first["dense"] == [p["id"] for p in retriever.search(first["question"], "dense", 5)]
-    assert result["route"] == DECOMPOSED_ROUTE and result["usage"]["timeouts"] == len(decision["adf"]["sub_questions"])
+    assert result["route"] == DECOMPOSED_ROUTE
+
+
+def test_a_timed_out_sub_question_call_falls_back_to_direct_answering(scripted, demo_index):
+    timeout = openai.APITimeoutError(request=httpx.Request("POST", "http://scripted/v1/chat/completions"))
+    script(scripted, sub=timeout)
+    result = api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0, max_retries=0))
+    assert "no usable sub-question" in result["decision"]["adf"]["fallback"]
+    assert result["usage"]["timeouts"] == 1 and result["route"][-2:] == ["keep_top_passages", "synthesize_answer"]
+
+
+def test_sub_questions_for_unknown_or_repeated_groups_are_ignored(scripted, demo_index):
+    def reply(messages):
+        return json.dumps({"sub_questions": [
+            {"group": 1, "question": "What are hit points?", "passage": "Hit points measure health."},
+            {"group": 1, "question": "What is horsepower?", "passage": "A unit."},
+            {"group": 9, "question": "What is group nine?", "passage": "None."}]})
+
+    script(scripted, sub=reply)
+    result = api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0))
+    assert result["decision"]["adf"]["sub_questions"] == ["What are hit points?"]
 
 
 def test_hyde_style_follows_the_preset(scripted, demo_index):
     script(scripted)
     api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0, preset="asqa"))
-    hyde_prompts = calls_with(scripted, HYDE_MARKER)
-    assert hyde_prompts and all("four to six sentences" in p for p in hyde_prompts)
+    (prompt,) = calls_with(scripted, SUB_MARKER)
+    assert "two or three sentences: the answer, and the context" in prompt
+    api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0))
+    assert "one sentence dense with the names" in calls_with(scripted, SUB_MARKER)[-1]
 
 
 def test_streaming_reports_the_gate_and_sub_questions(scripted, demo_index):
