@@ -71,6 +71,44 @@ def test_a_sentence_holding_what_the_question_asks_for():
     assert not answers_type("How many teams entered?", "NorthHack 2022 ran from 8 to 10 June 2022 in Tacoma.")  # dates
     assert answers_type("Who played Tony in the film?", "Tony was played by Nicholas Lyndhurst.")
     assert not answers_type("Who played Tony Soprano?", "Tony Soprano was a character.")  # only the asked name
+    # how many: a number of the things counted, not any number
+    assert answers_type("How many teams entered?", "A record 81 new teams took part.")
+    assert not answers_type("How many teams entered?", "The pilot cut resolution time by 30 percent in three months.")
+    # where: a place the question does not name; a deadline: a time limit
+    assert answers_type("Where does Java come from?", "Java is an island of Indonesia.")
+    assert not answers_type("Where does Java come from?", "Java source code is compiled to bytecode.")
+    assert answers_type("What is the deadline after a rental?", "Report an accident within 48 hours of it.")
+    assert not answers_type("What is the deadline after a rental?", "Pay for rentals with the corporate card.")
+
+
+def test_a_short_sentence_is_a_reading_only_when_it_holds_what_is_asked():
+    question = "How many teams competed in the hackathon?"
+    passage = {"id": "h", "title": "Hackathon 2022",
+               "text": "The hackathon took place at the company headquarters in Tacoma in June. Sixty-three teams competed. "
+                       "It was run in person."}
+    reading = extractive_reading([passage], SentenceScorer(question, [passage]))
+    assert reading["answer"] == "Sixty-three teams competed"
+    assert extractive_reading([{**passage, "text": "It was fun. The teams liked it."}],
+                              SentenceScorer(question, [passage])) is None
+
+
+def test_light_verbs_do_not_weigh_as_the_questions_subject():
+    passages = [{"id": "j", "title": "Java", "text": "Java is an island. Coffee beans come from Java."}]
+    assert set(rarity("Where does Java come from?", passages)) == {"java"}
+    assert set(rarity("Do I need to buy insurance?", passages)) == {"buy", "insurance"}
+
+
+def test_another_editions_passage_is_a_new_sense_however_alike():
+    import numpy as np
+
+    text = "The hackathon was won by the team Carbon Cutters after a vote by the judges."
+    pool = [{"id": "0", "title": "NorthHack 2021", "text": text}, {"id": "1", "title": "NorthHack 2022", "text": text},
+            {"id": "2", "title": "NorthHack rules", "text": text.replace("hackathon", "contest")}]
+    vectors = np.array([[1.0, 0.0], [0.99, 0.1], [0.0, 1.0]])  # 2022 is a near copy of the cited 2021
+    added = extra_readings("Who won the hackathon?", pool, vectors, cited={"0"}, limit=1)
+    assert [passage["id"] for _, passage in added] == ["1"]
+    undated = [{**p, "title": "NorthHack"} for p in pool]  # no years: the near copy goes last
+    assert [p["id"] for _, p in extra_readings("Who won the hackathon?", undated, vectors, cited={"0"}, limit=1)] == ["2"]
 
 
 def test_a_model_sentence_must_be_held_by_the_passages_it_cites():

@@ -56,10 +56,15 @@ def passage_signals(query_vector, vectors, passages: list[dict]) -> dict:
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 
 
+def title_years(passage: dict) -> set[str]:
+    """The years a passage's title names: the edition it is about ("NorthHack 2022")."""
+    return set(_YEAR.findall(passage.get("title", "")))
+
+
 def edition_signal(question: str, top: list[dict]) -> dict:
     """How many years the titles of the top passages name that the question leaves open."""
     asked = set(_YEAR.findall(question))
-    years = {year for passage in top for year in _YEAR.findall(passage.get("title", ""))}
+    years = set().union(*(title_years(passage) for passage in top)) if top else set()
     return {"editions": 0 if asked else len(years)}
 
 

@@ -19,21 +19,25 @@ from agent.context import Context
 from agent.llm.answers import cited_numbers
 from agent.llm.prompts import CITATION_MARKER
 from agent.retrieval.retriever import get_retriever, passage_vectors
+from agent.steps.ambiguity_signals import title_years
 from agent.steps.coherence import cosine
 from agent.steps.grounding import STOPWORDS, answer_support, content_tokens, stem, tokens
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, marker, not_silent, sentences
 from agent.steps.nodes import answer_update, synthesize_answer
 
 EXTRA_READINGS = 3  # extractive readings added at most (4 on the ASQA sample: ROUGE-Lsum barely above vanilla's)
-ANSWER_TYPE_BONUS = 0.3  # a sentence holding what the question asks for (a year for "when") over one that does not
+ANSWER_TYPE_BONUS = 0.5  # a sentence holding what the question asks for (a year for "when"): 0.3 scored 27.3 STR-EM on ASQA, 0.5 27.9
 MIN_MATCH = 0.4  # share of the question's (rarity-weighted) content words a reading's sentence must carry ...
 MIN_COSINE = 0.4  # ... or its cosine to the question (packaged MiniLM encoder)
+FLOOR_COSINE = 0.2  # and at least this cosine: one rare shared word ("entered") does not make a sentence on topic
 WORD_WEIGHT = 1.0  # weight of the word match against the cosine in a sentence's score
 LEAD_BONUS = 0.1  # a passage's opening sentence usually defines its subject
 ACRONYM_BONUS = 0.1  # a sentence spelling out an acronym of the question ("Hit points" for HP)
 CITED_SUPPORT = 0.67  # share of a model sentence's content words its citations must hold (0.5 and 0.67 scored alike on ASQA)
 REPEAT_OVERLAP = 0.8  # share of a model sentence's content words already said that makes it a repeat
 NOVELTY_PENALTY = 1.0  # weight of a candidate's closeness to passages already stated (MMR's 1 - lambda)
+READ_WEIGHT = 0.5  # closeness to a reading already added counts this much: the model's cited sense is sure,
+# a reading's sense only likely (river and rainforest passages are closer than two of a company's)
 
 
 def synthesize_with_readings(state: dict, runtime: Runtime[Context]) -> dict:
@@ -110,7 +114,8 @@ def extra_readings(question: str, pool: list[dict], vectors, cited: set[str], em
     """Up to `limit` (reading, passage) pairs from the passages no kept reading cites, chosen
     greedily like MMR: each uncited passage's best sentence scores its relevance, less
     NOVELTY_PENALTY x its passage's highest cosine to the passages already stated (cited or
-    read), so a sense the answer missed goes before a second reading of one it has.
+    read; none to another edition's), so a sense the answer missed goes before a second
+    reading of one it has.
     `embed` (texts -> vectors) lets a sentence match the question by meaning, not only words."""
     uncited = [passage for passage in pool if passage["id"] not in cited]
     scorer = SentenceScorer(question, pool, embed, candidates=uncited)
@@ -118,8 +123,17 @@ def extra_readings(question: str, pool: list[dict], vectors, cited: set[str], em
                 and (reading := extractive_reading([passage], scorer)) is not None}
     stated = [i for i, passage in enumerate(pool) if passage["id"] in cited]
 
+    def closeness(i: int, j: int) -> float:
+        """Passages about different editions ("NorthHack 2021", "NorthHack 2022") are two
+        senses however alike their text: the answer changes with the year."""
+        if (years := title_years(pool[i])) and (others := title_years(pool[j])) and not years & others:
+            return 0.0
+        return cosine(vectors[i], vectors[j])
+
+    read: list[int] = []
+
     def novelty_adjusted(i: int) -> float:
-        overlap = max((cosine(vectors[i], vectors[j]) for j in stated), default=0.0)
+        overlap = max([closeness(i, j) for j in stated] + [READ_WEIGHT * closeness(i, j) for j in read], default=0.0)
         return readings[i]["score"] - NOVELTY_PENALTY * overlap
 
     added: list[tuple[dict, dict]] = []
@@ -127,7 +141,7 @@ def extra_readings(question: str, pool: list[dict], vectors, cited: set[str], em
         best = max(readings, key=novelty_adjusted)
         reading = readings.pop(best)
         added.append(({key: value for key, value in reading.items() if key != "score"}, pool[best]))
-        stated.append(best)
+        read.append(best)
     return added
 
 
@@ -143,7 +157,7 @@ def supported_by_citation(sentence: str, passages: list[dict]) -> bool:
 def rarity(question: str, passages: list[dict]) -> dict[str, float]:
     """Weight of each content word of the question: rarer among the passages weighs more
     ("potts" tells more than "beast" when every passage is about Beauty and the Beast)."""
-    asked = {stem(w) for w in tokens(question) if w not in STOPWORDS | QUANTITY_WORDS}  # "How many do I have?": none
+    asked = {stem(w) for w in tokens(question) if w not in STOPWORDS | QUANTITY_WORDS | LIGHT_VERBS}
     texts = [set(content_tokens(p["text"])) for p in passages]
     return {w: math.log(1 + (len(texts) + 1) / (1 + sum(w in t for t in texts))) for w in asked}
 
@@ -174,12 +188,18 @@ class SentenceScorer:
         return sum(weight for word, weight in self.weights.items() if word in words) / sum(self.weights.values())
 
     def score(self, passage: dict, position: int, sentence: str) -> float | None:
-        """None for a sentence too far from the question to be a reading of it."""
+        """None for a sentence too far from the question to be a reading of it, or too short
+        to say anything unless it holds what is asked and a word of the question."""
         match = self.match(sentence)
         meaning = self.cosines.get((passage["id"], sentence))
         if match < MIN_MATCH and (meaning is None or meaning < MIN_COSINE):
             return None
-        return (match * WORD_WEIGHT + (meaning or 0.0) + ANSWER_TYPE_BONUS * answers_type(self.question, sentence)
+        if meaning is not None and meaning < FLOOR_COSINE:
+            return None
+        typed = answers_type(self.question, sentence)
+        if len(sentence) < MIN_SENTENCE and not (typed and match > 0):
+            return None
+        return (match * WORD_WEIGHT + (meaning or 0.0) + ANSWER_TYPE_BONUS * typed
                 + LEAD_BONUS * (position == 0) + ACRONYM_BONUS * spells_out(self.question, sentence))
 
 
@@ -206,18 +226,29 @@ def extractive_reading(group: list[dict], scorer: SentenceScorer) -> dict | None
 
 
 QUANTITY_WORDS = frozenset({"many", "much"})  # "how many" asks for a number; no answer says "many"
+# verbs that carry no topic ("Where does Java come from?", "Do I need to buy ..."): rare in a
+# pool, they outweighed its subject and picked sentences for saying "come" or "need"
+LIGHT_VERBS = frozenset("come comes came coming need needs get gets got go goes went take takes took "
+                        "give gives gave put puts keep keeps let lets".split())
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b|\b(January|February|March|April|May|June|July|August|September|"
                    r"October|November|December)\b")
 _NUMBER = re.compile(r"\b\d[\d,.]*\b|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|"
                      r"hundred|thousand|million|billion)\b", re.IGNORECASE)
 _DATE = re.compile(r"\b(\d{1,2}(\s+to\s+\d{1,2})?\s+)?(January|February|March|April|May|June|July|August|"
                    r"September|October|November|December)\b(\s+\d{1,2}\b,?)?|\b(1[0-9]{3}|20[0-9]{2})\b")
+_COUNTED = re.compile(r"(?:\b\d[\d,.]*|\b(?:[a-z]+-)?(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+                      r"twelve|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million)"
+                      r"(?:-[a-z]+)?)\s+([a-z]+)(?:\s+([a-z]+))?", re.IGNORECASE)  # "Sixty-three teams", "81 new teams"
+_PROPER = re.compile(r"(?<![.!?] )\b[A-Z][a-z]{2,}\b")  # not a sentence's first word
+_DURATION = re.compile(r"\b(within|by|before|after)\s+(\S+\s+){0,2}(hours?|days?|weeks?|months?|years?)\b|"
+                       r"\bdeadline\b", re.IGNORECASE)
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
 
 
 def answers_type(question: str, sentence: str) -> bool:
     """Whether the sentence holds the kind of thing the question asks for and the question does
-    not already say: a year or month for when, a number for how many/much, a name for who/where."""
+    not already say: a year or month for when, a number of the things counted for how many, a
+    number for how much/long, a proper noun for where, a name for who, a time limit for a deadline."""
     asked = question.casefold()
     fresh = sentence
     for word in set(re.findall(r"\w+", question)):
@@ -225,10 +256,17 @@ def answers_type(question: str, sentence: str) -> bool:
             fresh = re.sub(rf"\b{re.escape(word)}\b", " ", fresh, flags=re.IGNORECASE)
     if asked.startswith(("when", "what year", "what date", "in what year", "which year")):
         return bool(_YEAR.search(fresh))
-    if asked.startswith(("how many", "how much", "how long", "how old", "how far")):
-        return bool(_NUMBER.search(_DATE.sub(" ", fresh)))  # "63 teams", not "8 to 10 June 2022"
-    if asked.startswith(("who", "whom", "whose", "where", "which")):
+    if counted := re.match(r"how many (\w+)", asked):  # a number of the things counted: "63 teams"
+        noun = stem(counted.group(1))
+        return any(stem(word.lower()) == noun for pair in _COUNTED.findall(_DATE.sub(" ", sentence)) for word in pair)
+    if asked.startswith(("how much", "how long", "how old", "how far")):
+        return bool(_NUMBER.search(_DATE.sub(" ", fresh)))  # "63 metres", not "8 to 10 June 2022"
+    if asked.startswith("where"):  # a place: a proper noun the question does not name
+        return bool(_PROPER.search(fresh[1:]))
+    if asked.startswith(("who", "whom", "whose", "which")):
         return bool(_NAME.search(fresh))
+    if "deadline" in asked or asked.startswith(("how soon", "by when")):
+        return bool(_DURATION.search(fresh))
     return False
 
 
@@ -245,9 +283,12 @@ def spells_out(question: str, sentence: str) -> bool:
     return False
 
 
+MIN_SENTENCE = 40  # characters: shorter ones are mostly headings, and cost ROUGE-Lsum on the ASQA sample ...
+MIN_ANSWER_SENTENCE = 20  # ... except a short one holding what is asked ("Sixty-three teams competed.")
+
+
 def passage_sentences(passage: dict) -> list[str]:
     """Whole sentences of the passage: not the quoted title a chunk starts with, not a chunk's
-    opening fragment (lower-case start), not a heading too short to say anything (under 40
-    characters: shorter ones, though some answer, cost ROUGE-Lsum on the ASQA sample)."""
+    opening fragment (lower-case start); short ones are screened by the scorer."""
     text = re.sub(r'^\s*"[^"]{1,200}"\s+', "", passage["text"])
-    return [s for s in sentences(text) if len(s) >= 40 and not s[:1].islower()]
+    return [s for s in sentences(text) if len(s) >= MIN_ANSWER_SENTENCE and not s[:1].islower()]
