@@ -92,6 +92,18 @@ def test_a_short_sentence_is_a_reading_only_when_it_holds_what_is_asked():
                               SentenceScorer(question, [passage])) is None
 
 
+def test_a_date_count_or_time_limit_question_takes_only_sentences_that_have_one():
+    question = "When was coffee introduced to Java?"
+    passage = {"id": "c", "title": "Java coffee",
+               "text": "Coffee was introduced to Java by Dutch colonists, who planted it widely. "
+                       "Dutch colonists introduced coffee plants to Java in the late 1690s."}
+    assert extractive_reading([passage], SentenceScorer(question, [passage]))["answer"].endswith("late 1690s")
+    undated = {**passage, "text": "Coffee was introduced to Java by Dutch colonists, who planted it widely."}
+    assert extractive_reading([undated], SentenceScorer(question, [undated])) is None
+    # a "what" question has no such kind: the sentence is a reading
+    assert extractive_reading([undated], SentenceScorer("What coffee was introduced to Java?", [undated])) is not None
+
+
 def test_light_verbs_do_not_weigh_as_the_questions_subject():
     passages = [{"id": "j", "title": "Java", "text": "Java is an island. Coffee beans come from Java."}]
     assert set(rarity("Where does Java come from?", passages)) == {"java"}

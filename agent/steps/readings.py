@@ -173,6 +173,7 @@ class SentenceScorer:
         """Word rarity over the whole `pool`; sentence cosines only for the `candidates` (the
         passages that may give a reading; default all), the one costly step."""
         self.question = question
+        self.precise = precise_type(question)
         self.weights = rarity(question, pool)
         self.cosines: dict[tuple[str, str], float] = {}
         candidates = pool if candidates is None else candidates
@@ -198,6 +199,8 @@ class SentenceScorer:
             return None
         typed = answers_type(self.question, sentence)
         if len(sentence) < MIN_SENTENCE and not (typed and match > 0):
+            return None
+        if self.precise and not typed:  # "When ...?" read as a sentence without a date answers nothing
             return None
         return (match * WORD_WEIGHT + (meaning or 0.0) + ANSWER_TYPE_BONUS * typed
                 + LEAD_BONUS * (position == 0) + ACRONYM_BONUS * spells_out(self.question, sentence))
@@ -230,7 +233,7 @@ QUANTITY_WORDS = frozenset({"many", "much"})  # "how many" asks for a number; no
 # pool, they outweighed its subject and picked sentences for saying "come" or "need"
 LIGHT_VERBS = frozenset("come comes came coming need needs get gets got go goes went take takes took "
                         "give gives gave put puts keep keeps let lets".split())
-_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b|\b(January|February|March|April|May|June|July|August|September|"
+_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})s?\b|\b(January|February|March|April|May|June|July|August|September|"
                    r"October|November|December)\b")
 _NUMBER = re.compile(r"\b\d[\d,.]*\b|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|"
                      r"hundred|thousand|million|billion)\b", re.IGNORECASE)
@@ -239,10 +242,20 @@ _DATE = re.compile(r"\b(\d{1,2}(\s+to\s+\d{1,2})?\s+)?(January|February|March|Ap
 _COUNTED = re.compile(r"(?:\b\d[\d,.]*|\b(?:[a-z]+-)?(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
                       r"twelve|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million)"
                       r"(?:-[a-z]+)?)\s+([a-z]+)(?:\s+([a-z]+))?", re.IGNORECASE)  # "Sixty-three teams", "81 new teams"
-_PROPER = re.compile(r"(?<![.!?] )\b[A-Z][a-z]{2,}\b")  # not a sentence's first word
+_PROPER = re.compile(r"\b(?:in|at|near|between|across|from|on|to|of)\s+(?:the\s+)?[A-Z][a-z]{2,}|:\s+[A-Z][a-z]{2,},")  # "in Seattle", "spans: Brazil, Peru"
 _DURATION = re.compile(r"\b(within|by|before|after)\s+(\S+\s+){0,2}(hours?|days?|weeks?|months?|years?)\b|"
                        r"\bdeadline\b", re.IGNORECASE)
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
+
+
+PRECISE_TYPES = ("when", "what year", "what date", "in what year", "which year", "how many")
+
+
+def precise_type(question: str) -> bool:
+    """Whether the question's answer is of a kind a sentence plainly has or lacks (a date, a
+    count, a time limit): then only a sentence that has it is a reading."""
+    asked = question.casefold().lstrip()
+    return asked.startswith(PRECISE_TYPES) or "deadline" in asked
 
 
 def answers_type(question: str, sentence: str) -> bool:
@@ -262,7 +275,7 @@ def answers_type(question: str, sentence: str) -> bool:
     if asked.startswith(("how much", "how long", "how old", "how far")):
         return bool(_NUMBER.search(_DATE.sub(" ", fresh)))  # "63 metres", not "8 to 10 June 2022"
     if asked.startswith("where"):  # a place: a proper noun the question does not name
-        return bool(_PROPER.search(fresh[1:]))
+        return bool(_PROPER.search(fresh))
     if asked.startswith(("who", "whom", "whose", "which")):
         return bool(_NAME.search(fresh))
     if "deadline" in asked or asked.startswith(("how soon", "by when")):
