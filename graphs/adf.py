@@ -49,8 +49,8 @@ from agent.llm.schemas import OrderedModel
 from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.usage import emit, tracked
 
-SUB_QUESTION_PASSAGE_CHARS = 100  # the title and lead name a cluster's subject; the rest only costs tokens
-HYDE_STYLES = {"short": 50, "detailed": 110}  # completion tokens per cluster; the instruction is prompts/hyde_style_<name>.md
+SUB_QUESTION_PASSAGE_CHARS = 80  # the title and lead name a cluster's subject; the rest only costs tokens
+HYDE_STYLES = {"short": 40, "detailed": 110}  # completion tokens per cluster; the instruction is prompts/hyde_style_<name>.md
 
 
 @dataclass(kw_only=True)
@@ -115,7 +115,7 @@ class ADFState(RAGState, total=False):
 class SubQuestion(OrderedModel):
     group: int = Field(description="the number of the group of passages")
     question: str = Field(max_length=160, description="the user's question asked about that subject only")
-    passage: str = Field(default="", max_length=600, description="a passage that would answer that question")
+    passage: str = Field(default="", max_length=400, description="a passage that would answer that question")
 
 
 class SubQuestions(OrderedModel):

@@ -29,7 +29,7 @@ SYNTHESIS = json.dumps({
     "interpretations": [{"question": "What is HP, the company?", "answer": "Hewlett-Packard", "citations": [1]}],
     "answer": "HP is the company Hewlett-Packard [1], whereas hp is also a unit.",
 })
-SUB_MARKER = "The passage of each entry:"
+SUB_MARKER = "Each passage: "
 SYNTH_MARKER = SYNTHESIS_MARKER
 
 DIRECT_ROUTE = ["retrieve", "analyze_coherence", "classify_ambiguity", "keep_top_passages", "synthesize_answer"]
@@ -354,7 +354,7 @@ def test_hyde_style_follows_the_preset(scripted, demo_index):
     (prompt,) = calls_with(scripted, SUB_MARKER)
     assert "two or three sentences: the answer, and the context" in prompt
     api.ask("What is HP?", "adf", context(demo_index, tau_sep=-1.0))
-    assert "one sentence dense with the names" in calls_with(scripted, SUB_MARKER)[-1]
+    assert "one sentence with the names" in calls_with(scripted, SUB_MARKER)[-1]
 
 
 def test_streaming_reports_the_gate_and_sub_questions(scripted, demo_index):

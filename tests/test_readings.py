@@ -104,6 +104,14 @@ def test_a_date_count_or_time_limit_question_takes_only_sentences_that_have_one(
     assert extractive_reading([undated], SentenceScorer("What coffee was introduced to Java?", [undated])) is not None
 
 
+def test_a_sentence_slipping_into_another_script_goes():
+    shown = [{"id": "h", "title": "HP", "text": "Bill Hewlett and David Packard started the business in a garage in 1939."}]
+    kept = model_sentences("HP started in a garage in 1939 [1]. The partners started the\u4e1a\u52a1 [1].", shown)
+    assert kept == ["HP started in a garage in 1939 [1]."]
+    chinese = [{**shown[0], "text": shown[0]["text"] + " \u4e1a\u52a1"}]  # unless the passages are written so
+    assert len(model_sentences("Hewlett and Packard started the \u4e1a\u52a1 in a garage [1].", chinese)) == 1
+
+
 def test_light_verbs_do_not_weigh_as_the_questions_subject():
     passages = [{"id": "j", "title": "Java", "text": "Java is an island. Coffee beans come from Java."}]
     assert set(rarity("Where does Java come from?", passages)) == {"java"}

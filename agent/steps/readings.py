@@ -80,18 +80,28 @@ def add_missed_readings(update: dict, question: str, shown: list[dict], pool: li
 
 def model_sentences(answer: str, shown: list[dict]) -> list[str]:
     """The model's sentences worth keeping: complete, not claiming silence, held by what they
-    cite, and not a near repeat of what the earlier ones said (the 1.5B loops on a sentence with
+    cite, in the passages' script, and not a near repeat of what the earlier ones said (the 1.5B loops on a sentence with
     small changes, "founded in 1939", then "in 1949"); each one citing nothing gets the passage
     holding it. (Dropping sentences with a number no passage has cost 0.6 STR-EM on ASQA.)"""
     kept: list[str] = []
     said: set[str] = set()
     for sentence in not_silent(answer):
         words = set(content_tokens(CITATION_MARKER.sub(" ", sentence)))
-        if not supported_by_citation(sentence, shown) or len(words & said) >= REPEAT_OVERLAP * len(words):
+        if (not supported_by_citation(sentence, shown) or len(words & said) >= REPEAT_OVERLAP * len(words)
+                or foreign_script(sentence, shown)):
             continue
         kept.append(cite_holding_passage(sentence, shown))
         said |= words
     return kept
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def foreign_script(sentence: str, passages: list[dict]) -> bool:
+    """Whether the sentence has CJK characters no passage has: the Qwen models slip into
+    Chinese mid-sentence ("The partners started the业务 [3].")."""
+    return bool(_CJK.search(sentence)) and not any(_CJK.search(p["text"]) for p in passages)
 
 
 def cite_holding_passage(sentence: str, passages: list[dict]) -> str:
