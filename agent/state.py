@@ -23,7 +23,7 @@ class Decision(TypedDict, total=False):
 
     ambiguous: bool | None  # the method's judgement; None when it does not judge (it just lists readings)
     branch: str  # which path ran, e.g. "passages" or "closed_book" (DIVA), "decompose" or "direct" (ADF)
-    interpretations_source: str  # where the reported interpretations come from, e.g. "synthesis", "extraction"
+    interpretations_source: str  # where the reported interpretations come from, e.g. "synthesis", "consolidation"
     abstained: bool  # the answer states nothing from the documents
 
 
@@ -79,7 +79,6 @@ class RAGState(InputState, OutputState, total=False):
 
     guidance: str  # extra instructions a method hands to `synthesize_answer` (e.g. sub-questions)
     search_query: str  # what `retrieve` searches with instead of the question (e.g. VERDICT's relaxed query)
-    settled_interpretations: list[Interpretation]  # final before synthesis (DIVA's extraction): kept as they are
     verified_questions: list[str]  # the only readings synthesis may report (DtV's verified ones)
 
 

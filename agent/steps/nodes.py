@@ -83,11 +83,8 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context]) -> dict:
 
 
 def final_interpretations(state: RAGState, synthesis: Synthesis, passages: list[dict]) -> list[dict]:
-    """The interpretations a method reports: those it settled before synthesis
-    (`settled_interpretations`, e.g. DIVA's extracted ones), else the synthesized ones, kept
-    only where they answer a question the method verified (`verified_questions`, DtV)."""
-    if state.get("settled_interpretations") is not None:
-        return list(state["settled_interpretations"])
+    """The interpretations a method reports: the synthesized ones, kept only where they answer
+    a question the method verified (`verified_questions`, DtV)."""
     found = interpretations_from(synthesis, passages)
     verified = state.get("verified_questions")
     return found if verified is None else matched_to(verified, found)
