@@ -45,12 +45,12 @@ from agent.llm.calls import generate_structured
 from agent.steps.readings import synthesize_with_readings
 from agent.llm.prompts import CLOSE_DATA, OPEN_DATA, format_passage, fragment
 from agent.retrieval.retriever import get_retriever, reciprocal_rank_fusion
-from agent.llm.schemas import OrderedModel
+from agent.llm.schemas import OrderedModel, grammar_cap
 from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.usage import emit, tracked
 
 SUB_QUESTION_PASSAGE_CHARS = 80  # the title and lead name a cluster's subject; the rest only costs tokens
-HYDE_STYLES = {"short": 40, "detailed": 110}  # completion tokens per cluster; the instruction is prompts/hyde_style_<name>.md
+HYDE_STYLES = {"short": 40, "detailed": 110}  # completion tokens per cluster; the wording is prompts/hyde_style_*.md
 
 
 @dataclass(kw_only=True)
@@ -115,7 +115,8 @@ class ADFState(RAGState, total=False):
 class SubQuestion(OrderedModel):
     group: int = Field(description="the number of the group of passages")
     question: str = Field(max_length=160, description="the user's question asked about that subject only")
-    passage: str = Field(default="", max_length=400, description="a passage that would answer that question")
+    passage: str = Field(default="", description="a passage that would answer that question",
+                         json_schema_extra=grammar_cap(400))  # a longer one from another server still searches
 
 
 class SubQuestions(OrderedModel):
@@ -153,7 +154,8 @@ def classify_ambiguity(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
     path = "decompose" if decompose_it else "direct"
     emit({"event": "gate", "gate": gate, "path": path, **stats})
     return {"gate": gate, "path": path,
-            "decision": {"ambiguous": decompose_it, "branch": path, "gate": gate, "path": path, "preset": context.preset, "tau_var": tau_var, "tau_sep": tau_sep}}
+            "decision": {"ambiguous": decompose_it, "branch": path, "gate": gate, "path": path,
+                         "preset": context.preset, "tau_var": tau_var, "tau_sep": tau_sep}}
 
 
 def route_after_classify_ambiguity(state: ADFState) -> Literal["decompose", "keep_top_passages"]:

@@ -22,7 +22,7 @@ class OrderedModel(BaseModel):
     model_config = ConfigDict(json_schema_extra=_all_required)
 
 
-def _grammar_cap(characters: int) -> dict:
+def grammar_cap(characters: int) -> dict:
     """A length cap sent in the JSON schema (llama.cpp turns it into grammar, so small models
     cannot copy whole passages into a field) but not enforced when parsing other servers' replies."""
     return {"maxLength": characters}
@@ -30,8 +30,8 @@ def _grammar_cap(characters: int) -> dict:
 
 class CitedInterpretation(OrderedModel):
     question: str = Field(description="the question, rewritten to mean exactly one thing",
-                          json_schema_extra=_grammar_cap(200))
-    answer: str = Field(description="a short answer taken from the passages", json_schema_extra=_grammar_cap(150))
+                          json_schema_extra=grammar_cap(200))
+    answer: str = Field(description="a short answer taken from the passages", json_schema_extra=grammar_cap(150))
     citations: list[int] = Field(default_factory=list, description="numbers of the supporting passages")
 
 

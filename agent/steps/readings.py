@@ -26,7 +26,8 @@ from agent.steps.interpretations import NOT_IN_DOCUMENTS, marker, not_silent, se
 from agent.steps.nodes import answer_update, synthesize_answer
 
 EXTRA_READINGS = 3  # extractive readings added at most (4 on the ASQA sample: ROUGE-Lsum barely above vanilla's)
-ANSWER_TYPE_BONUS = 0.5  # a sentence holding what the question asks for (a year for "when"): 0.3 scored 27.3 STR-EM on ASQA, 0.5 27.9
+# a sentence holding what the question asks for (a year for "when"): 0.3 scored 27.3 STR-EM on ASQA, 0.5 27.9
+ANSWER_TYPE_BONUS = 0.5
 MIN_MATCH = 0.4  # share of the question's (rarity-weighted) content words a reading's sentence must carry ...
 MIN_COSINE = 0.4  # ... or its cosine to the question (packaged MiniLM encoder)
 FLOOR_COSINE = 0.2  # and at least this cosine: one rare shared word ("entered") does not make a sentence on topic
@@ -80,9 +81,9 @@ def add_missed_readings(update: dict, question: str, shown: list[dict], pool: li
 
 def model_sentences(answer: str, shown: list[dict]) -> list[str]:
     """The model's sentences worth keeping: complete, not claiming silence, held by what they
-    cite, in the passages' script, and not a near repeat of what the earlier ones said (the 1.5B loops on a sentence with
-    small changes, "founded in 1939", then "in 1949"); each one citing nothing gets the passage
-    holding it. (Dropping sentences with a number no passage has cost 0.6 STR-EM on ASQA.)"""
+    cite, in the passages' script, and not a near repeat of what the earlier ones said (the 1.5B
+    loops on a sentence with small changes, "founded in 1939", then "in 1949"); each one citing
+    nothing gets the passage holding it. (Dropping sentences with a number no passage has cost 0.6 STR-EM on ASQA.)"""
     kept: list[str] = []
     said: set[str] = set()
     for sentence in not_silent(answer):
@@ -252,13 +253,15 @@ _DATE = re.compile(r"\b(\d{1,2}(\s+to\s+\d{1,2})?\s+)?(January|February|March|Ap
 _COUNTED = re.compile(r"(?:\b\d[\d,.]*|\b(?:[a-z]+-)?(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
                       r"twelve|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million)"
                       r"(?:-[a-z]+)?)\s+([a-z]+)(?:\s+([a-z]+))?", re.IGNORECASE)  # "Sixty-three teams", "81 new teams"
-_PROPER = re.compile(r"\b(?:in|at|near|between|across|from|on|to|of)\s+(?:the\s+)?[A-Z][a-z]{2,}|:\s+[A-Z][a-z]{2,},")  # "in Seattle", "spans: Brazil, Peru"
+# a place: "in Seattle", "spans nine countries: Brazil, Peru"
+_PROPER = re.compile(r"\b(?:in|at|near|between|across|from|on|to|of)\s+(?:the\s+)?[A-Z][a-z]{2,}|:\s+[A-Z][a-z]{2,},")
 _DURATION = re.compile(r"\b(within|by|before|after)\s+(\S+\s+){0,2}(hours?|days?|weeks?|months?|years?)\b|"
                        r"\bdeadline\b", re.IGNORECASE)
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
 
 
-PRECISE_TYPES = ("when", "what year", "what date", "in what year", "which year", "how many")
+WHEN = ("when", "what year", "what date", "in what year", "which year")
+PRECISE_TYPES = (*WHEN, "how many")
 
 
 def precise_type(question: str) -> bool:
@@ -277,7 +280,7 @@ def answers_type(question: str, sentence: str) -> bool:
     for word in set(re.findall(r"\w+", question)):
         if len(word) > 2:
             fresh = re.sub(rf"\b{re.escape(word)}\b", " ", fresh, flags=re.IGNORECASE)
-    if asked.startswith(("when", "what year", "what date", "in what year", "which year")):
+    if asked.startswith(WHEN):
         return bool(_YEAR.search(fresh))
     if counted := re.match(r"how many (\w+)", asked):  # a number of the things counted: "63 teams"
         noun = stem(counted.group(1))
