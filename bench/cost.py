@@ -49,7 +49,7 @@ def real_run(args, methods: list[str]) -> list[dict]:
     ids.write_text("\n".join(sample_ids(args.n, args.seed)) + "\n")
     config = EvalConfig(dataset="asqa", data=str(DATA / "asqa_dev.json"), methods=methods, out=args.out,
                         model=args.model, ids=str(ids), index_dir=args.index, cache=args.cache,
-                        concurrency=1, progress=True)
+                        concurrency=args.concurrency, progress=True)
     summary = run_eval(config)
     records = [json.loads(line) for line in (Path(args.out) / "predictions.jsonl").read_text().splitlines()]
     rows = []
@@ -157,6 +157,8 @@ def main() -> int:
     parser.add_argument("--questions", choices=["demo", "asqa"], default="demo",
                         help="--fake: the demo sample questions or the ASQA sample (give --index then)")
     parser.add_argument("--nodes", action="store_true", help="also print tokens per node")
+    parser.add_argument("--concurrency", type=int, default=1,
+                        help="questions in flight at once (real runs; latency is then measured at this load)")
     args = parser.parse_args()
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if "vanilla" in methods:
@@ -168,7 +170,8 @@ def main() -> int:
         print()
         print(node_table(rows))
     where = f"{args.questions} questions, fake server (prompt tokens exact, completions minimal)" if args.fake else (
-        f"ASQA pool dev sample (n={args.n}, seed {args.seed}), model {args.model}, one question at a time")
+        f"ASQA pool dev sample (n={args.n}, seed {args.seed}), model {args.model}, "
+        f"{args.concurrency} question(s) in flight")
     print(f"\n{where}")
     return 0
 
