@@ -4,7 +4,8 @@ signals, then answer like vanilla or run an ambiguity method.
 retrieve_for_gate (2k passages) -> assess_ambiguity (no LLM: query detector, focus of the
 passages on the question, years the top titles leave open, ADF coherence for the record;
 agent/steps/ambiguity_signals.py) ->
-  clear:                      keep_top_passages -> synthesize_answer (vanilla's shared node)
+  clear:                      keep_top_passages -> synthesize_answer (vanilla's call; its sentences
+                              checked as below, no second sense added)
   ambiguous, budget "fast":   answer_each_sense: vanilla's synthesis over the top k (one
                               call, the same as vanilla's), plus extractive, cited readings
                               from the 2k passages no kept reading cites, senses unlike the
@@ -37,8 +38,7 @@ from agent.steps.ambiguity_signals import (
     is_ambiguous,
     passage_signals,
 )
-from agent.steps.nodes import synthesize_answer
-from agent.steps.readings import synthesize_with_readings
+from agent.steps.readings import synthesize_checked, synthesize_with_readings
 from agent.usage import emit, tracked
 from graphs.diva import DIVAContext
 
@@ -153,7 +153,7 @@ builder.add_node("retrieve_for_gate", starts_turn(retrieve_for_gate, ambiguous=N
                                                   interpretations_source="synthesis"))
 builder.add_node("assess_ambiguity", assess_ambiguity)
 builder.add_node("keep_top_passages", keep_top_passages)
-builder.add_node("synthesize_answer", synthesize_answer)
+builder.add_node("synthesize_answer", synthesize_checked)
 builder.add_node("answer_each_sense", answer_each_sense)
 builder.add_node("diva", diva)
 builder.add_edge(START, "retrieve_for_gate")

@@ -85,6 +85,19 @@ def test_a_clear_question_is_answered_like_vanilla(scripted, demo_index):
                      context(demo_index, gate_detector=1.1, gate_focus=-1.0))
     assert result["decision"]["ambiguous"] is False and result["decision"]["auto"]["method"] == "vanilla"
     assert result["route"] == ["retrieve_for_gate", "assess_ambiguity", "keep_top_passages", "synthesize_answer"]
+    assert "extractive_readings" not in result["decision"]["auto"]  # the model's answer stood: no sense added
+
+
+def test_a_clear_question_whose_answer_fails_every_check_gets_the_passages_best_sentence(scripted, demo_index):
+    def off_topic(messages) -> str:  # a sentence its citation does not hold
+        return json.dumps({"interpretations": [], "answer": "Horsepower was devised by Hewlett and Packard [1]."})
+
+    scripted.rules.append((SYNTH, off_topic))
+    result = api.ask("How many watts is one mechanical horsepower?", "auto",
+                     context(demo_index, gate_detector=1.1, gate_focus=-1.0))
+    assert result["decision"]["ambiguous"] is False and result["decision"]["auto"]["extractive_readings"] == 1
+    assert "Hewlett" not in result["answer"] and "745.7 watts" in result["answer"]
+    assert [c for item in result["interpretations"] for c in item["citations"]] == result["cited"]
 
 
 def test_the_thorough_budget_runs_diva_as_a_subgraph(scripted, demo_index):

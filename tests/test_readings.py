@@ -4,6 +4,7 @@ from agent.steps.readings import (
     SentenceScorer,
     model_sentences,
     answers_type,
+    without_title_clauses,
     cite_holding_passage,
     extra_readings,
     extractive_reading,
@@ -165,3 +166,30 @@ def test_the_models_looping_sentences_go():
               "Horsepower is a unit of power.")
     assert model_sentences(answer, shown) == ["HP was founded by Bill Hewlett and David Packard in 1939 [1].",
                                               "Horsepower is a unit of power [2]."]
+
+
+def test_a_list_of_passage_titles_is_no_answer():
+    passages = [{"id": "a", "title": "PEP 8", "text": "PEP 8 is the style guide for Python code."},
+                {"id": "b", "title": "Python version history", "text": "Python 3.0 was released in 2008."},
+                {"id": "c", "title": "Ball python", "text": "The ball python is a snake of Africa."}]
+    listed = "The style guide for Python code is PEP 8 [1], Python version history [2], and Ball python [3]."
+    assert without_title_clauses(listed, passages) == "The style guide for Python code is PEP 8 [1]."
+    contrast = "PEP 8 is the style guide for Python code [1], whereas the ball python is a snake [3]."
+    assert without_title_clauses(contrast, passages) == contrast  # a clause saying something stays
+    assert model_sentences(listed, passages, "What is the style guide for Python code?") == [
+        "The style guide for Python code is PEP 8 [1]."]
+
+
+def test_a_sentence_about_another_year_than_the_question_names_goes_with_its_question():
+    passages = [{"id": "a", "title": "NorthHack 2022", "text": "The runner-up was the team Pallet Pals."},
+                {"id": "b", "title": "NorthHack 2021", "text": "The runner-up was the team Async Avengers."}]
+    answer = ("[1] [2]. Which team was runner-up at NorthHack 2022? The runner-up was the team Pallet Pals [1]. "
+              "The runner-up was the team Async Avengers [2].")
+    kept = model_sentences(answer, passages, "Which team was runner-up at NorthHack 2021?")
+    assert kept == ["The runner-up was the team Async Avengers [2]."]
+    # no year asked: every edition is an answer, and a question stays with its answer
+    assert len(model_sentences(answer, passages, "Which team was runner-up at NorthHack?")) == 3
+    # no reading from another edition either
+    added = extra_readings("Which team was runner-up at NorthHack 2021?", passages, [[1.0, 0.0], [0.0, 1.0]],
+                           cited=set(), limit=2)
+    assert [p["id"] for _, p in added] == ["b"]

@@ -51,49 +51,115 @@ def synthesize_with_readings(state: dict, runtime: Runtime[Context]) -> dict:
     return add_missed_readings(update, state["question"], shown, pool, runtime.context)
 
 
-def add_missed_readings(update: dict, question: str, shown: list[dict], pool: list[dict], context: Context) -> dict:
-    """A synthesizing node's `update` (over the `shown` passages) with up to EXTRA_READINGS
-    extractive readings from the `pool` passages neither its interpretations nor its sentences
-    cite: the model's sentences stay, less silence claims, fragments and sentences their
-    citations do not hold, and each one citing nothing gets the passage holding it; each
-    reading follows as "Title: sentence [n]"; `passages` becomes what the markers number. A
-    failed call is left as it is (nothing to add to)."""
+def synthesize_checked(state: dict, runtime: Runtime[Context]) -> dict:
+    """The shared synthesis for a question judged clear: the model's sentences pass the same
+    checks as with readings (held by their citations, not about another year's edition, not a
+    list of passage titles), and no second sense is added; only when none of them survives
+    does the passages' best sentence for the question answer instead."""
+    shown = state.get("passages") or []
+    update = synthesize_answer(state, runtime)
+    return add_missed_readings(update, state["question"], shown, shown, runtime.context, limit=0)
+
+
+def add_missed_readings(update: dict, question: str, shown: list[dict], pool: list[dict], context: Context,
+                        limit: int = EXTRA_READINGS) -> dict:
+    """A synthesizing node's `update` (over the `shown` passages) with up to `limit` (0: none
+    unless no model sentence survives, then one) extractive readings
+    from the `pool` passages neither its interpretations nor its sentences cite: the model's
+    sentences stay, less silence claims, fragments, lists of passage titles, sentences their
+    citations do not hold or that cite another edition than the question's year, and each one
+    citing nothing gets the passage holding it; each reading follows as "Title: sentence [n]";
+    `passages` becomes what the markers number. A failed call is left as it is (nothing to add to)."""
     if update["decision"].get("abstained") and update["answer"] != NOT_IN_DOCUMENTS:
         return {**update, "passages": shown}
-    lead = model_sentences(update["answer"], shown)
-    cited = {c for item in update["interpretations"] for c in item["citations"]}
+    lead = model_sentences(update["answer"], shown, question)
+    kept = [item for item in update["interpretations"] if not other_edition_reading(item, pool, question)]
+    cited = {c for item in kept for c in item["citations"]}
     cited |= {shown[n - 1]["id"] for sentence in lead for n in cited_numbers(sentence) if 1 <= n <= len(shown)}
+    wanted = limit or (0 if lead else 1)
     retriever = get_retriever(context)
-    vectors = passage_vectors(retriever, pool) if pool else []
-    added = extra_readings(question, pool, vectors, cited, retriever.embed_queries)
+    vectors = passage_vectors(retriever, pool) if pool and wanted else []
+    added = extra_readings(question, pool, vectors, cited, retriever.embed_queries, limit=wanted) if wanted else []
     if not added:
         if not lead:
             return {**update, "passages": shown}
-        return {**update, **answer_update(" ".join(lead), update["interpretations"], **update["decision"]),
-                "passages": shown}
+        return {**update, **answer_update(" ".join(lead), kept, **update["decision"]), "passages": shown}
     passages = list(shown) + [passage for _, passage in added if passage not in shown]
     answer = " ".join(lead + [f"{passage['title']}: {reading['answer']}{marker(reading['citations'], passages)}."
                               for reading, passage in added])
     decision = {**update["decision"], "abstained": False, "extractive_readings": len(added)}
-    interpretations = update["interpretations"] + [reading for reading, _ in added]
+    interpretations = kept + [reading for reading, _ in added]
     return {**update, **answer_update(answer, interpretations, **decision), "passages": passages}
 
 
-def model_sentences(answer: str, shown: list[dict]) -> list[str]:
+def model_sentences(answer: str, shown: list[dict], question: str = "") -> list[str]:
     """The model's sentences worth keeping: complete, not claiming silence, held by what they
-    cite, in the passages' script, and not a near repeat of what the earlier ones said (the 1.5B
-    loops on a sentence with small changes, "founded in 1939", then "in 1949"); each one citing
-    nothing gets the passage holding it. (Dropping sentences with a number no passage has cost 0.6 STR-EM on ASQA.)"""
+    cite, about the year the question names, in the passages' script, and not a near repeat
+    of what the earlier ones said (the 1.5B loops on a sentence with small changes, "founded in
+    1939", then "in 1949"); a list of passage titles loses its titles; each one citing nothing
+    gets the passage holding it. (Dropping sentences with a number no passage has cost 0.6 STR-EM on ASQA.)"""
     kept: list[str] = []
     said: set[str] = set()
+    asked = ""  # a question the model wrote before its answer ("Which team ...? The team ... [4].")
     for sentence in not_silent(answer):
-        words = set(content_tokens(CITATION_MARKER.sub(" ", sentence)))
-        if (not supported_by_citation(sentence, shown) or len(words & said) >= REPEAT_OVERLAP * len(words)
-                or foreign_script(sentence, shown)):
+        sentence = without_title_clauses(sentence, shown)
+        if sentence.rstrip().endswith("?"):
+            asked = sentence  # it stays only with the answer that follows it
             continue
-        kept.append(cite_holding_passage(sentence, shown))
+        words = set(content_tokens(CITATION_MARKER.sub(" ", sentence)))
+        if (not words or not supported_by_citation(sentence, shown) or len(words & said) >= REPEAT_OVERLAP * len(words)
+                or foreign_script(sentence, shown) or other_edition(sentence, shown, question)):
+            asked = ""
+            continue
+        kept += [asked, cite_holding_passage(sentence, shown)] if asked else [cite_holding_passage(sentence, shown)]
         said |= words
+        asked = ""
     return kept
+
+
+def other_edition(sentence: str, passages: list[dict], question: str) -> bool:
+    """Whether the sentence cites only passages about other years than the question names
+    ("Which team was runner-up at NorthHack 2021?" answered from "NorthHack 2022")."""
+    return about_other_years([passages[n - 1] for n in cited_numbers(sentence) if 1 <= n <= len(passages)], question)
+
+
+def other_edition_reading(item: dict, pool: list[dict], question: str) -> bool:
+    """Whether an interpretation cites only passages about other years than the question names."""
+    by_id = {p["id"]: p for p in pool}
+    return about_other_years([by_id[c] for c in item["citations"] if c in by_id], question)
+
+
+def about_other_years(cited: list[dict], question: str) -> bool:
+    """Whether the question names a year and the cited passages' titles name only other ones."""
+    asked = question_years(question)
+    years = set().union(*(title_years(p) for p in cited)) if cited else set()
+    return bool(asked and years and not years & asked)
+
+
+def question_years(question: str) -> set[str]:
+    """The years a question names: it asks about that edition, not the others."""
+    return title_years({"title": question})
+
+
+_CLAUSE = re.compile(r"(\[[\d,\s]+\])")
+
+
+def without_title_clauses(sentence: str, passages: list[dict]) -> str:
+    """The sentence less the clauses that only name their cited passage's title: the 1.5B lists
+    its sources as answers ("... is PEP 8 [1], Python version history [2], Ball python [4]")."""
+    pieces = _CLAUSE.split(sentence)  # text, marker, text, marker, ..., tail
+    if len(pieces) < 5:  # one citation: nothing listed
+        return sentence
+    kept = [pieces[0], pieces[1]]
+    for text, citation in zip(pieces[2:-1:2], pieces[3::2]):
+        numbers = [n for n in cited_numbers(citation) if 1 <= n <= len(passages)]
+        titles = " ".join(passages[n - 1].get("title", "") for n in numbers)
+        words = set(content_tokens(re.sub(r"\band\b", " ", text)))
+        if numbers and words and words <= set(content_tokens(titles)):
+            continue
+        kept += [text, citation]
+    tail = pieces[-1] if len(pieces) % 2 else ""
+    return "".join(kept + [tail])
 
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -128,9 +194,11 @@ def extra_readings(question: str, pool: list[dict], vectors, cited: set[str], em
     read; none to another edition's), so a sense the answer missed goes before a second
     reading of one it has.
     `embed` (texts -> vectors) lets a sentence match the question by meaning, not only words."""
-    uncited = [passage for passage in pool if passage["id"] not in cited]
+    asked = question_years(question)  # another edition's passage answers another question
+    other = {p["id"] for p in pool if asked and (years := title_years(p)) and not years & asked}
+    uncited = [passage for passage in pool if passage["id"] not in cited | other]
     scorer = SentenceScorer(question, pool, embed, candidates=uncited)
-    readings = {i: reading for i, passage in enumerate(pool) if passage["id"] not in cited
+    readings = {i: reading for i, passage in enumerate(pool) if passage in uncited
                 and (reading := extractive_reading([passage], scorer)) is not None}
     stated = [i for i, passage in enumerate(pool) if passage["id"] in cited]
 
