@@ -27,10 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agent.retrieval.corpus import ReadReport, read_passages  # noqa: E402
 from agent.steps.diversify import DiversifyContext, diversify, identify_ambiguity, infer_interpretations  # noqa: E402
 from agent.evaluation.metrics import exact_presence, mrecall_at_k  # noqa: E402
-from agent.retrieval.index import IndexStore, ingest  # noqa: E402
+from agent.retrieval.index import IndexStore  # noqa: E402
+from bench.adf_gate import ensure_index as ensure_pool_index  # noqa: E402
 from agent.retrieval.retriever import Retriever  # noqa: E402
 from agent.usage import tracked  # noqa: E402
 
@@ -41,13 +41,7 @@ K = 5
 
 def ensure_index(path: Path) -> IndexStore:
     """Open the wiki-pool index, adding whatever is missing (a no-op once built)."""
-    store = IndexStore(str(path), create=True)
-    passages = list(read_passages([str(CORPUS)], ReadReport(), 400, 40))  # 400 tokens: DPR passages stay whole
-    if store.count() < len(passages) or not store.sparse_is_current():
-        started = time.time()
-        counts = ingest(store, passages)
-        print(f"indexed {counts['added']} passages into {path} in {time.time() - started:.0f}s", file=sys.stderr)
-    return store
+    return IndexStore(ensure_pool_index(path, CORPUS))
 
 
 def load_questions() -> list[dict]:
