@@ -109,3 +109,20 @@ def test_sentences_do_not_end_at_an_abbreviation_or_an_initial():
             "in 1997 [2]. It sold well.")
     assert sentences(text) == ["Steve Jobs and Ronald Wayne founded Apple Inc. on April 1, 1976 [1].",
                                "J. K. Rowling wrote it in the U.S. in 1997 [2].", "It sold well."]
+
+
+def test_a_field_the_grammar_cut_mid_word_loses_the_cut_word():
+    from agent.llm.answers import uncut
+    from agent.llm.schemas import ANSWER_CAP, CitedInterpretation, Synthesis
+    from agent.steps.nodes import interpretations_from
+
+    cut = ("Amazon's headquarters are in Seattle, Washington, and in 2018 the company selected Arlington, "
+           "Virginia, as the site of its second headquarters, knowns")
+    assert len(cut) == ANSWER_CAP
+    assert uncut(cut, ANSWER_CAP).endswith("as the site of its second headquarters")
+    assert uncut("Tata Motors", ANSWER_CAP) == "Tata Motors"  # not cut: untouched
+    assert uncut("word " * 29 + "of the ending", 150) == " ".join(["word"] * 29)  # no dangling "of"
+    synthesis = Synthesis(interpretations=[CitedInterpretation(question="Where is Amazon?", answer=cut, citations=[1])],
+                          answer="")
+    [item] = interpretations_from(synthesis, [{"id": "a", "title": "Amazon", "text": cut}])
+    assert not item["answer"].endswith("knowns")

@@ -193,3 +193,9 @@ def test_a_sentence_about_another_year_than_the_question_names_goes_with_its_que
     added = extra_readings("Which team was runner-up at NorthHack 2021?", passages, [[1.0, 0.0], [0.0, 1.0]],
                            cited=set(), limit=2)
     assert [p["id"] for _, p in added] == ["b"]
+
+
+def test_the_templated_count_of_readings_goes_once_readings_may_be_added():
+    passages = [{"id": "a", "title": "Hewlett-Packard", "text": "Hewlett-Packard is a technology company."}]
+    answer = "The documents support 2 readings of this question. What is HP, the company? A technology company [1]."
+    assert model_sentences(answer, passages, "What is HP?") == ["What is HP, the company?", "A technology company [1]."]

@@ -74,6 +74,21 @@ def clean_answer(answer: str, passages: list[dict]) -> str:
     return keep_valid_citations(without_repeated_sentences(answer.strip()), passages)
 
 
+_DANGLING_WORDS = frozenset("a an the of to and or but with from by in on at as for its his her their whose than".split())
+
+
+def uncut(text: str, cap: int) -> str:
+    """A field the grammar's length cap cut mid-word ("... its second headquarters, knowns")
+    without its cut word and the words left dangling before it ("of the"); shorter text is untouched."""
+    text = text.strip()
+    if len(text) < cap:
+        return text
+    words = text[:cap].split()[:-1]
+    while words and words[-1].strip(",;:-(").casefold() in _DANGLING_WORDS | {""}:
+        words.pop()
+    return " ".join(words).rstrip(",;:-(") or text
+
+
 def cited_numbers(text: str) -> set[int]:
     """The 1-based passage numbers named by a text's `[n]` / `[n, m]` markers."""
     return {int(n) for match in _MARKER.finditer(text or "") for n in match.group(1).split(",")}

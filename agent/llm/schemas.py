@@ -28,10 +28,13 @@ def grammar_cap(characters: int) -> dict:
     return {"maxLength": characters}
 
 
+QUESTION_CAP, ANSWER_CAP = 200, 150  # characters of an interpretation's fields (the grammar cuts a longer one)
+
+
 class CitedInterpretation(OrderedModel):
     question: str = Field(description="the question, rewritten to mean exactly one thing",
-                          json_schema_extra=grammar_cap(200))
-    answer: str = Field(description="a short answer taken from the passages", json_schema_extra=grammar_cap(150))
+                          json_schema_extra=grammar_cap(QUESTION_CAP))
+    answer: str = Field(description="a short answer taken from the passages", json_schema_extra=grammar_cap(ANSWER_CAP))
     citations: list[int] = Field(default_factory=list, description="numbers of the supporting passages")
 
 

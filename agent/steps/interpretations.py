@@ -24,6 +24,8 @@ from agent.usage import record
 
 SUPPORT = 0.75  # share of the answer's content words its cited passage must contain
 NOT_IN_DOCUMENTS = "The indexed documents do not answer this question."
+READINGS_INTRO = "The documents support {n} readings of this question."  # before templated readings only
+_INTRO = re.compile(re.escape(READINGS_INTRO).replace(re.escape("{n}"), r"\d+"))
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?]\])\s+|(?<=\])\s+(?=[A-Z])")
 _COMPLETE = re.compile(r"[.!?](\s*\[[\d,\s]+\])?\s*$|\]\s*[.!?]\s*$")
 _SILENT = re.compile(
@@ -32,6 +34,11 @@ _SILENT = re.compile(
     r"\bno (passage|document|information|mention)|\bnot (mentioned|specified|stated|provided|given|found)\b",
     re.IGNORECASE,
 )
+
+
+def is_readings_intro(sentence: str) -> bool:
+    """Whether the sentence is the templated count that opens a list of readings."""
+    return bool(_INTRO.fullmatch(sentence.strip()))
 
 
 def question_key(text: str) -> str:
@@ -158,7 +165,7 @@ def compose_answer(prose: str, kept: list[dict], direct: dict | None, passages: 
         return " ".join([*usable, f"{answer[:1].upper()}{answer[1:]}{marker(direct['citations'], passages)}."])
     parts = list(usable)
     if len(kept) > 1 and not usable:
-        parts.append(f"The documents support {len(kept)} readings of this question.")
+        parts.append(READINGS_INTRO.format(n=len(kept)))
     for item in kept:
         if not covers(" ".join(parts), item, passages):
             parts.append(stated(item, passages))

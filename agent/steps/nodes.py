@@ -10,10 +10,10 @@ from langgraph.runtime import Runtime
 from agent.context import Context
 from agent.errors import validate_question
 from agent.llm.calls import generate_structured
-from agent.llm.answers import cited_ids, clean_answer, folded
+from agent.llm.answers import cited_ids, clean_answer, folded, uncut
 from agent.llm.prompts import format_passages
 from agent.retrieval.retriever import get_retriever
-from agent.llm.schemas import Synthesis
+from agent.llm.schemas import ANSWER_CAP, QUESTION_CAP, Synthesis
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, grounded_output
 from agent.state import RAGState
 from agent.usage import tracked
@@ -39,7 +39,7 @@ def interpretations_from(synthesis: Synthesis, passages: list[dict]) -> list[dic
     Entries without a `citations` field (closed-book answers) get none."""
     kept: dict[tuple[str, str], dict] = {}
     for item in synthesis.interpretations:
-        question, answer = item.question.strip(), item.answer.strip()
+        question, answer = uncut(item.question, QUESTION_CAP), uncut(item.answer, ANSWER_CAP)
         if not question or not answer:
             continue
         citations = cited_ids(getattr(item, "citations", []), passages)

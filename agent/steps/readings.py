@@ -22,7 +22,7 @@ from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.steps.ambiguity_signals import title_years
 from agent.steps.coherence import cosine
 from agent.steps.grounding import STOPWORDS, answer_support, content_tokens, stem, tokens
-from agent.steps.interpretations import NOT_IN_DOCUMENTS, marker, not_silent, sentences
+from agent.steps.interpretations import NOT_IN_DOCUMENTS, is_readings_intro, marker, not_silent, sentences
 from agent.steps.nodes import answer_update, synthesize_answer
 
 EXTRA_READINGS = 3  # extractive readings added at most (4 on the ASQA sample: ROUGE-Lsum barely above vanilla's)
@@ -103,6 +103,8 @@ def model_sentences(answer: str, shown: list[dict], question: str = "") -> list[
     asked = ""  # a question the model wrote before its answer ("Which team ...? The team ... [4].")
     for sentence in not_silent(answer):
         sentence = without_title_clauses(sentence, shown)
+        if is_readings_intro(sentence):  # its count goes stale once readings are added
+            continue
         if sentence.rstrip().endswith("?"):
             asked = sentence  # it stays only with the answer that follows it
             continue
