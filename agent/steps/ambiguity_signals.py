@@ -56,14 +56,19 @@ def passage_signals(query_vector, vectors, passages: list[dict]) -> dict:
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 
 
+def years_named(text: str) -> set[str]:
+    """The years a text names ("Who won NorthHack 2021?": 2021)."""
+    return set(_YEAR.findall(text))
+
+
 def title_years(passage: dict) -> set[str]:
     """The years a passage's title names: the edition it is about ("NorthHack 2022")."""
-    return set(_YEAR.findall(passage.get("title", "")))
+    return years_named(passage.get("title", ""))
 
 
 def edition_signal(question: str, top: list[dict]) -> dict:
     """How many years the titles of the top passages name that the question leaves open."""
-    asked = set(_YEAR.findall(question))
+    asked = years_named(question)
     years = set().union(*(title_years(passage) for passage in top)) if top else set()
     return {"editions": 0 if asked else len(years)}
 

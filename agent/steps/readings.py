@@ -19,7 +19,7 @@ from agent.context import Context
 from agent.llm.answers import cited_numbers
 from agent.llm.prompts import CITATION_MARKER
 from agent.retrieval.retriever import get_retriever, passage_vectors
-from agent.steps.ambiguity_signals import title_years
+from agent.steps.ambiguity_signals import title_years, years_named
 from agent.steps.coherence import cosine
 from agent.steps.grounding import STOPWORDS, answer_support, content_tokens, stem, tokens
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, is_readings_intro, marker, not_silent, sentences
@@ -133,14 +133,9 @@ def other_edition_reading(item: dict, pool: list[dict], question: str) -> bool:
 
 def about_other_years(cited: list[dict], question: str) -> bool:
     """Whether the question names a year and the cited passages' titles name only other ones."""
-    asked = question_years(question)
+    asked = years_named(question)
     years = set().union(*(title_years(p) for p in cited)) if cited else set()
     return bool(asked and years and not years & asked)
-
-
-def question_years(question: str) -> set[str]:
-    """The years a question names: it asks about that edition, not the others."""
-    return title_years({"title": question})
 
 
 _CLAUSE = re.compile(r"(\[[\d,\s]+\])")
@@ -196,7 +191,7 @@ def extra_readings(question: str, pool: list[dict], vectors, cited: set[str], em
     read; none to another edition's), so a sense the answer missed goes before a second
     reading of one it has.
     `embed` (texts -> vectors) lets a sentence match the question by meaning, not only words."""
-    asked = question_years(question)  # another edition's passage answers another question
+    asked = years_named(question)  # another edition's passage answers another question
     other = {p["id"] for p in pool if asked and (years := title_years(p)) and not years & asked}
     uncited = [passage for passage in pool if passage["id"] not in cited | other]
     scorer = SentenceScorer(question, pool, embed, candidates=uncited)
