@@ -144,6 +144,8 @@ def test_spelled_out_acronyms():
     assert spells_out("What is HP?", "Hit points measure damage.")
     assert not spells_out("What is HP?", "Japanese role-playing games made HP a familiar number.")
     assert not spells_out("what is hp?", "Hit points measure damage.")  # no acronym asked about
+    # named in passing, the expansion does not define the sense
+    assert not spells_out("What is HP?", "The HP Way was the philosophy of Hewlett-Packard founders.")
 
 
 def test_a_model_sentence_citing_nothing_gets_the_passage_that_holds_it():

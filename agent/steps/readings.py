@@ -362,15 +362,17 @@ def answers_type(question: str, sentence: str) -> bool:
 
 
 def spells_out(question: str, sentence: str) -> bool:
-    """Whether the sentence has capitalized consecutive words whose initials spell an acronym of
-    the question ("Hit points" or "Hewlett-Packard" for HP)."""
+    """Whether the sentence opens with capitalized words whose initials spell an acronym of the
+    question ("Hit points, abbreviated HP, are ...", "Hewlett-Packard ... is"): it defines that
+    sense. One naming the expansion in passing ("The HP Way ... of Hewlett-Packard founders")
+    is about something else."""
     words = re.findall(r"[A-Za-z]+", sentence)
+    start = 1 if words[:1] == ["The"] else 0
     for acronym in re.findall(r"\b[A-Z]{2,5}\b", question):
-        n = len(acronym)
-        for i in range(len(words) - n + 1):
-            run = words[i:i + n]
-            if run[0][:1].isupper() and run[0] != acronym and "".join(w[0] for w in run).upper() == acronym:
-                return True
+        run = words[start:start + len(acronym)]
+        if (len(run) == len(acronym) and run[0][:1].isupper() and run[0] != acronym
+                and "".join(w[0] for w in run).upper() == acronym):
+            return True
     return False
 
 
