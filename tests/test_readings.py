@@ -201,3 +201,18 @@ def test_the_templated_count_of_readings_goes_once_readings_may_be_added():
     passages = [{"id": "a", "title": "Hewlett-Packard", "text": "Hewlett-Packard is a technology company."}]
     answer = "The documents support 2 readings of this question. What is HP, the company? A technology company [1]."
     assert model_sentences(answer, passages, "What is HP?") == ["What is HP, the company?", "A technology company [1]."]
+
+
+def test_a_sentence_ending_where_its_passage_is_cut_off_goes():
+    passages = [{"id": "m", "title": "Mercury (element)",
+                 "text": "Mercury has the symbol Hg. The symbol comes from the Latin hydrargyrum, derived from Greek words meaning"}]
+    answer = ("Mercury has the symbol Hg [1]. "
+              "The symbol comes from the Latin hydrargyrum, derived from Greek words meaning [1].")
+    assert model_sentences(answer, passages, "What is Mercury?") == ["Mercury has the symbol Hg [1]."]
+
+
+def test_a_chunks_closing_fragment_is_read_as_an_excerpt():
+    passage = {"id": "b", "title": "Beauty and the Beast", "text": "The remake was announced in 2014. "
+               "In March 2015, Emma Thompson joined the cast of the remake as Mrs Potts, with Ian McKellen, Stanley"}
+    reading = extractive_reading([passage], SentenceScorer("Who plays Mrs Potts in the remake?", [passage]))
+    assert reading["answer"].endswith("with Ian McKellen, Stanley ...")  # not passed off as a whole sentence
