@@ -37,6 +37,7 @@ ACRONYM_BONUS = 0.1  # a sentence spelling out an acronym of the question ("Hit 
 CITED_SUPPORT = 0.67  # share of a model sentence's content words its citations must hold (0.5 and 0.67 scored alike on ASQA)
 REPEAT_OVERLAP = 0.8  # share of a model sentence's content words already said that makes it a repeat
 NOVELTY_PENALTY = 1.0  # weight of a candidate's closeness to passages already stated (MMR's 1 - lambda)
+SENTENCE_END = '.!?"\')'  # a text ending in none of these was cut mid-sentence (a chunk boundary)
 READ_WEIGHT = 0.5  # closeness to a reading already added counts this much: the model's cited sense is sure,
 # a reading's sense only likely (river and rainforest passages are closer than two of a company's)
 
@@ -73,7 +74,8 @@ def add_missed_readings(update: dict, question: str, shown: list[dict], pool: li
     if update["decision"].get("abstained") and update["answer"] != NOT_IN_DOCUMENTS:
         return {**update, "passages": shown}
     lead = model_sentences(update["answer"], shown, question)
-    kept = [item for item in update["interpretations"] if not other_edition_reading(item, pool, question)]
+    by_id = {p["id"]: p for p in pool}
+    kept = [item for item in update["interpretations"] if not other_edition_reading(item, by_id, question)]
     cited = {c for item in kept for c in item["citations"]}
     cited |= {shown[n - 1]["id"] for sentence in lead for n in cited_numbers(sentence) if 1 <= n <= len(shown)}
     wanted = limit or (0 if lead else 1)
@@ -124,9 +126,11 @@ def ends_at_cut(sentence: str, passages: list[dict]) -> bool:
     """Whether the sentence ends where a cited passage is cut off mid-sentence (a chunk
     boundary): the model copied the fragment ("... derived from Greek words meaning [1].")."""
     tail = tokens(CITATION_MARKER.sub(" ", sentence))[-3:]
+    if len(tail) < 3:
+        return False
     for n in cited_numbers(sentence):
         text = passages[n - 1]["text"].rstrip() if 1 <= n <= len(passages) else ""
-        if text and text[-1] not in '.!?"\')' and len(tail) == 3 and tokens(text)[-3:] == tail:
+        if text and text[-1] not in SENTENCE_END and tokens(text)[-3:] == tail:
             return True
     return False
 
@@ -137,9 +141,8 @@ def other_edition(sentence: str, passages: list[dict], question: str) -> bool:
     return about_other_years([passages[n - 1] for n in cited_numbers(sentence) if 1 <= n <= len(passages)], question)
 
 
-def other_edition_reading(item: dict, pool: list[dict], question: str) -> bool:
+def other_edition_reading(item: dict, by_id: dict[str, dict], question: str) -> bool:
     """Whether an interpretation cites only passages about other years than the question names."""
-    by_id = {p["id"]: p for p in pool}
     return about_other_years([by_id[c] for c in item["citations"] if c in by_id], question)
 
 
@@ -203,8 +206,7 @@ def extra_readings(question: str, pool: list[dict], vectors, cited: set[str], em
     read; none to another edition's), so a sense the answer missed goes before a second
     reading of one it has.
     `embed` (texts -> vectors) lets a sentence match the question by meaning, not only words."""
-    asked = years_named(question)  # another edition's passage answers another question
-    other = {p["id"] for p in pool if asked and (years := title_years(p)) and not years & asked}
+    other = {p["id"] for p in pool if about_other_years([p], question)}  # it answers another question
     uncited = [passage for passage in pool if passage["id"] not in cited | other]
     scorer = SentenceScorer(question, pool, embed, candidates=uncited)
     readings = {i: reading for i, passage in enumerate(pool) if passage in uncited
@@ -312,9 +314,10 @@ def extractive_reading(group: list[dict], scorer: SentenceScorer) -> dict | None
     sentence = sentence.replace('""', '"')  # the corpus's CSV-doubled quotes
     if len(sentence) > 240:
         sentence = sentence[:240].rsplit(" ", 1)[0] + " ..."
-    elif sentence.rstrip()[-1:] not in '.!?"\')':  # the chunk ends mid-sentence: say it is an excerpt
+    elif sentence.rstrip()[-1:] not in SENTENCE_END:  # the chunk ends mid-sentence: say it is an excerpt
         sentence = sentence.rstrip(" ,;:") + " ..."
-    return {"question": f"{scorer.question.strip().rstrip('?')} ({passage['title']})?", "answer": sentence if sentence.endswith("...") else sentence.rstrip("."),
+    answer = sentence if sentence.endswith("...") else sentence.rstrip(".")
+    return {"question": f"{scorer.question.strip().rstrip('?')} ({passage['title']})?", "answer": answer,
             "citations": [passage["id"]], "score": best_score}
 
 
