@@ -216,3 +216,46 @@ def test_a_chunks_closing_fragment_is_read_as_an_excerpt():
                "In March 2015, Emma Thompson joined the cast of the remake as Mrs Potts, with Ian McKellen, Stanley"}
     reading = extractive_reading([passage], SentenceScorer("Who plays Mrs Potts in the remake?", [passage]))
     assert reading["answer"].endswith("with Ian McKellen, Stanley ...")  # not passed off as a whole sentence
+
+
+def test_a_definition_answers_what_is_x():
+    from agent.steps.readings import defines
+
+    assert defines("What is HP?", "Hewlett-Packard, usually shortened to HP, is an American technology company.")
+    assert defines("What is HP?", "Hit points, abbreviated HP, are a numeric value in role-playing games.")
+    assert defines("What is a Jaguar?", "The jaguar (Panthera onca) is the largest cat species in the Americas.")
+    assert defines("What is Python?", "Pythons are nonvenomous snakes of the family Pythonidae.")  # a class
+    assert defines("What is Mercury famous for?", "Mercury is the closest planet to the Sun.")
+    assert not defines("What is a Jaguar?", "The jaguar is listed as Near Threatened.")  # a fact, not what it is
+    assert not defines("What is Mercury?", "Mercury and its compounds are toxic.")
+    assert not defines("What is Mercury?", "The planet was visited by two spacecraft.")  # not about Mercury by name
+    assert not defines("When was Mercury discovered?", "Mercury is the closest planet to the Sun.")
+    # so among a passage's sentences the definition is the reading of "What is X?"
+    passage = {"id": "m", "title": "Mercury (planet)",
+               "text": "Mercury has the largest temperature swing of any planet. "
+                       "Mercury is the smallest planet in the Solar System."}
+    assert extractive_reading([passage], SentenceScorer("What is Mercury?", [passage]))["answer"] == \
+        "Mercury is the smallest planet in the Solar System"
+
+
+def test_a_passage_naming_none_of_the_questions_topic_words_gives_no_reading():
+    jaguars = [{"id": str(i), "title": f"Jaguar {i}", "text": f"Jaguars hunt at night in reserve {i}."} for i in range(4)]
+    jaguars[0]["text"] = "Jaguars are found in the forests of Brazil."
+    pythons = {"id": "p", "title": "Pythons", "text": "Pythons are snakes found in Africa, Asia and Australia."}
+    scorer = SentenceScorer("Where are Jaguars found?", [*jaguars, pythons])
+    assert scorer.topic == {"jaguar"}
+    assert extractive_reading([pythons], scorer) is None  # "found" alone does not make it about jaguars
+    assert extractive_reading(jaguars[:1], scorer) is not None
+
+
+def test_months_are_not_places_and_centuries_are_times():
+    assert not answers_type("Where are the Jaguars?", "The sale was approved in January 2012.")
+    assert answers_type("Where are the Jaguars?", "The Jaguars play in Jacksonville.")
+    assert answers_type("When did horsepower originate?", "James Watt devised it in the late eighteenth century.")
+
+
+def test_a_model_sentence_stopping_on_a_word_that_needs_more_goes():
+    shown = [{"id": "h", "title": "Horsepower",
+              "text": "Watt wanted a simple way to market his steam engines. The unit comes from Greek words meaning power."}]
+    answer = "Watt wanted a simple way to market his [1]. The unit comes from Greek words meaning [1]. Watt wanted to market steam engines [1]."
+    assert model_sentences(answer, shown) == ["Watt wanted to market steam engines [1]."]

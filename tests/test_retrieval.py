@@ -83,3 +83,13 @@ def test_missing_and_empty_indexes_say_to_ingest(tmp_path):
     IndexStore(str(tmp_path / "empty"), create=True)
     with pytest.raises(IndexMissingError, match="empty"):
         get_retriever(Context(index_dir=str(tmp_path / "empty"))).search("anything", "hybrid")
+
+
+def test_a_wider_search_ranks_its_head_as_the_narrower_one(demo_index):
+    from agent.retrieval.index import IndexStore
+
+    wide = Retriever(IndexStore(demo_index))
+    question = "What is a Jaguar?"
+    narrow = [p["id"] for p in wide.search(question, "hybrid", k=10)]
+    wider = [p["id"] for p in wide.search(question, "hybrid", k=15, depth=20)]
+    assert len(wider) == 15 and wider[:10] == narrow  # the same fusion depth: the same head

@@ -103,8 +103,11 @@ class Retriever:
             for query in queries
         ]
 
-    def search_with_version(self, queries: list[str], mode: Mode = "hybrid", k: int = 5) -> tuple[int, list[list[dict]]]:
-        """Top-k passages for each query and the passage-table version they all come from."""
+    def search_with_version(self, queries: list[str], mode: Mode = "hybrid", k: int = 5,
+                            depth: int | None = None) -> tuple[int, list[list[dict]]]:
+        """Top-k passages for each query and the passage-table version they all come from.
+        Hybrid fuses `depth` candidates from each retriever (default max(2k, 20)): a caller
+        wanting more passages ranked as a smaller k ranks them passes that k's depth."""
         queries = [_check_query(q) for q in queries]
         if mode not in MODES:
             raise InputError(f"unknown retrieval mode {mode!r}; choose dense, sparse or hybrid")
@@ -114,7 +117,7 @@ class Retriever:
             return 0, []
         record(retriever_calls=len(queries))
         dense_current, version = self._maintain()
-        depth = k if mode != "hybrid" else max(2 * k, 20)
+        depth = k if mode != "hybrid" else max(depth or 2 * k, k, 20)
         dense = self._dense_hits(queries, depth if dense_current else 2 * depth + 10) if mode != "sparse" else None
         sparse = self._sparse_hits(queries, depth, version) if mode != "dense" else None
         wanted = {i for hits in (dense or []) + (sparse or []) for i, _, _ in hits}
@@ -132,12 +135,13 @@ class Retriever:
             fused.append([{**rows[i], "score": round(s, 6)} for i, s in ranking[:k]])
         return version, fused
 
-    def search_batch(self, queries: list[str], mode: Mode = "hybrid", k: int = 5) -> list[list[dict]]:
+    def search_batch(self, queries: list[str], mode: Mode = "hybrid", k: int = 5,
+                     depth: int | None = None) -> list[list[dict]]:
         """Top-k passages for each query; one retriever call is recorded per query."""
-        return self.search_with_version(queries, mode, k)[1]
+        return self.search_with_version(queries, mode, k, depth)[1]
 
-    def search(self, query: str, mode: Mode = "hybrid", k: int = 5) -> list[dict]:
-        return self.search_batch([query], mode, k)[0]
+    def search(self, query: str, mode: Mode = "hybrid", k: int = 5, depth: int | None = None) -> list[dict]:
+        return self.search_batch([query], mode, k, depth)[0]
 
 
 def _file_identity(path: str) -> tuple[int, int] | None:

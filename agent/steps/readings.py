@@ -21,7 +21,7 @@ from agent.llm.prompts import CITATION_MARKER
 from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.steps.ambiguity_signals import title_years, years_named
 from agent.steps.coherence import cosine
-from agent.steps.grounding import STOPWORDS, answer_support, content_tokens, stem, tokens
+from agent.steps.grounding import STOPWORDS, answer_support, content_tokens, passage_words, stem, tokens
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, is_readings_intro, marker, not_silent, sentences
 from agent.steps.nodes import answer_update, synthesize_answer
 
@@ -37,7 +37,11 @@ ACRONYM_BONUS = 0.1  # a sentence spelling out an acronym of the question ("Hit 
 CITED_SUPPORT = 0.67  # share of a model sentence's content words its citations must hold (0.5 and 0.67 scored alike on ASQA)
 REPEAT_OVERLAP = 0.8  # share of a model sentence's content words already said that makes it a repeat
 NOVELTY_PENALTY = 1.0  # weight of a candidate's closeness to passages already stated (MMR's 1 - lambda)
+# a sentence cannot end on these: it was cut off ("market his", "words meaning", "known as")
+DANGLING = frozenset("a an the of to for by with and or but from into his her their its our my your which that "
+                     "whose meaning called named including such as than".split())
 SENTENCE_END = '.!?"\')'  # a text ending in none of these was cut mid-sentence (a chunk boundary)
+TOPIC_SHARE = 0.5  # a question word named by this share of the pool's passages is its topic
 READ_WEIGHT = 0.5  # closeness to a reading already added counts this much: the model's cited sense is sure,
 # a reading's sense only likely (river and rainforest passages are closer than two of a company's)
 
@@ -123,9 +127,12 @@ def model_sentences(answer: str, shown: list[dict], question: str = "") -> list[
 
 
 def ends_at_cut(sentence: str, passages: list[dict]) -> bool:
-    """Whether the sentence ends where a cited passage is cut off mid-sentence (a chunk
-    boundary): the model copied the fragment ("... derived from Greek words meaning [1].")."""
+    """Whether the sentence stops mid-way: on a word that needs what follows ("... to market
+    his [5].", "... derived from Greek words meaning [1]."), or where a cited passage is cut off
+    mid-sentence (a chunk boundary) and the model copied the fragment."""
     tail = tokens(CITATION_MARKER.sub(" ", sentence))[-3:]
+    if tail and tail[-1] in DANGLING and not sentence.rstrip().endswith("?"):
+        return True
     if len(tail) < 3:
         return False
     for n in cited_numbers(sentence):
@@ -252,6 +259,14 @@ def rarity(question: str, passages: list[dict]) -> dict[str, float]:
     return {w: math.log(1 + (len(texts) + 1) / (1 + sum(w in t for t in texts))) for w in asked}
 
 
+def topic_words(weights: dict[str, float], pool: list[dict]) -> set[str]:
+    """The question's words that at least TOPIC_SHARE of the pool's passages name: its topic
+    ("jaguar" when most passages are about one of the jaguars). A passage naming none of them
+    is off the topic however well it matches the question's other words."""
+    texts = [set(content_tokens(passage_words(p))) for p in pool]
+    return {w for w in weights if texts and sum(w in t for t in texts) >= TOPIC_SHARE * len(texts)}
+
+
 class SentenceScorer:
     """How well each sentence of the pool answers the question: the share of the question's
     rarity-weighted content words it carries, its cosine to the question (when an encoder is
@@ -265,6 +280,7 @@ class SentenceScorer:
         self.question = question
         self.precise = precise_type(question)
         self.weights = rarity(question, pool)
+        self.topic = topic_words(self.weights, pool)
         self.cosines: dict[tuple[str, str], float] = {}
         candidates = pool if candidates is None else candidates
         if embed is not None and self.weights:
@@ -281,6 +297,8 @@ class SentenceScorer:
     def score(self, passage: dict, position: int, sentence: str) -> float | None:
         """None for a sentence too far from the question to be a reading of it, or too short
         to say anything unless it holds what is asked and a word of the question."""
+        if self.topic and not self.topic & set(content_tokens(passage_words(passage))):
+            return None  # "Pythons are ... found in Africa" read for "Where are Jaguars found?"
         match = self.match(sentence)
         meaning = self.cosines.get((passage["id"], sentence))
         if match < MIN_MATCH and (meaning is None or meaning < MIN_COSINE):
@@ -325,8 +343,8 @@ QUANTITY_WORDS = frozenset({"many", "much"})  # "how many" asks for a number; no
 # verbs that carry no topic ("Where does Java come from?", "Do I need to buy ..."): rare in a
 # pool, they outweighed its subject and picked sentences for saying "come" or "need"
 LIGHT_VERBS = frozenset("come comes came coming need needs get gets got go goes went take takes took "
-                        "give gives gave put puts keep keeps let lets".split())
-_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})s?\b|\b(January|February|March|April|May|June|July|August|September|"
+                        "give gives gave put puts keep keeps let lets known famous noted".split())
+_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})s?\b|\b\w+\s+century\b|\b(January|February|March|April|May|June|July|August|September|"
                    r"October|November|December)\b")
 _NUMBER = re.compile(r"\b\d[\d,.]*\b|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|"
                      r"hundred|thousand|million|billion)\b", re.IGNORECASE)
@@ -336,7 +354,10 @@ _COUNTED = re.compile(r"(?:\b\d[\d,.]*|\b(?:[a-z]+-)?(?:one|two|three|four|five|
                       r"twelve|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million)"
                       r"(?:-[a-z]+)?)\s+([a-z]+)(?:\s+([a-z]+))?", re.IGNORECASE)  # "Sixty-three teams", "81 new teams"
 # a place: "in Seattle", "spans nine countries: Brazil, Peru"
-_PROPER = re.compile(r"\b(?:in|at|near|between|across|from|on|to|of)\s+(?:the\s+)?[A-Z][a-z]{2,}|:\s+[A-Z][a-z]{2,},")
+_MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
+          r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b")
+_PROPER = re.compile(rf"\b(?:in|at|near|between|across|from|on|to|of)\s+(?:the\s+)?(?!{_MONTH})[A-Z][a-z]{{2,}}|"
+                     rf":\s+(?!{_MONTH})[A-Z][a-z]{{2,}},")  # "in Seattle", not "in January"
 _DURATION = re.compile(r"\b(within|by|before|after)\s+(\S+\s+){0,2}(hours?|days?|weeks?|months?|years?)\b|"
                        r"\bdeadline\b", re.IGNORECASE)
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
@@ -375,7 +396,30 @@ def answers_type(question: str, sentence: str) -> bool:
         return bool(_NAME.search(fresh))
     if "deadline" in asked or asked.startswith(("how soon", "by when")):
         return bool(_DURATION.search(fresh))
-    return False
+    return defines(question, sentence)
+
+
+_DEFINITION_QUESTION = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:(?:a|an|the)\s+)?([^?]{1,60}?)"
+                                  r"(?:\s+(?:best\s+)?(?:known|famous|noted)\s+for)?\s*\??\s*$", re.IGNORECASE)
+_DEFINING_VERB = re.compile(r"\b(?:(?:is|are|was|were)\s+(?:a|an|the|one)|(are|were))\b", re.IGNORECASE)
+DEFINED_HEAD = 8  # words at most before the verb: "Hewlett-Packard, usually shortened to HP, is an ..."
+
+
+def defines(question: str, sentence: str) -> bool:
+    """For "What is X?" or "Who was X?": whether the sentence defines X, opening with X's words
+    and going on "is a/an/the ..." ("Mercury is the smallest planet", "The jaguar (Panthera onca)
+    is the largest cat", "Hit points, abbreviated HP, are a numeric value"): what such a question asks for."""
+    asked = _DEFINITION_QUESTION.match(question)
+    verb = _DEFINING_VERB.search(sentence)
+    if not asked or not verb:
+        return False
+    subject = {stem(w) for w in content_tokens(asked.group(1))}
+    head = tokens(sentence[:verb.start()])
+    named = {stem(w) for w in head}
+    if not subject or not subject <= named or len(head) > DEFINED_HEAD:
+        return False
+    plural = bool(verb.group(1))  # "Pythons are nonvenomous snakes": a class, defined without an article
+    return not plural or {stem(w) for w in content_tokens(" ".join(head))} == subject
 
 
 def spells_out(question: str, sentence: str) -> bool:
