@@ -259,3 +259,27 @@ def test_a_model_sentence_stopping_on_a_word_that_needs_more_goes():
               "text": "Watt wanted a simple way to market his steam engines. The unit comes from Greek words meaning power."}]
     answer = "Watt wanted a simple way to market his [1]. The unit comes from Greek words meaning [1]. Watt wanted to market steam engines [1]."
     assert model_sentences(answer, shown) == ["Watt wanted to market steam engines [1]."]
+
+
+def test_a_model_sentence_about_something_else_goes_with_its_question():
+    import numpy as np
+
+    shown = [{"id": "e", "title": "Everest", "text": "The first confirmed ascent of Mount Everest was made by Edmund "
+                                                     "Hillary and Tenzing Norgay."},
+             {"id": "c", "title": "Marie Curie", "text": "Marie Curie conducted pioneering research on radioactivity in France."},
+             {"id": "j", "title": "Hey Jude", "text": "Hey Jude was the first single on the label."}]
+
+    def embed(texts):  # only what mentions Everest is near the question
+        return np.array([[1.0, 0.0] if "Everest" in t else [0.0, 1.0] for t in texts])
+
+    question = "Who made the first confirmed ascent of Mount Everest?"
+    answer = ("The first confirmed ascent of Mount Everest was made by Edmund Hillary and Tenzing Norgay [1]. "
+              "Marie Curie conducted pioneering research on radioactivity in France [2]. "
+              "Who founded the label? Marie Curie conducted pioneering research on radioactivity [2]. Hey Jude [3].")
+    assert model_sentences(answer, shown, question, embed) == [
+        "The first confirmed ascent of Mount Everest was made by Edmund Hillary and Tenzing Norgay [1].",
+        "Hey Jude [3]."]  # a bare answer answers by its form
+    assert len(model_sentences(answer, shown, question)) == 3  # without an encoder nothing is judged off (the repeat goes)
+    # every sentence off the question: they stay (nothing better to say)
+    assert model_sentences("Marie Curie conducted pioneering research on radioactivity in France [2].", shown,
+                           question, embed) == ["Marie Curie conducted pioneering research on radioactivity in France [2]."]

@@ -77,13 +77,13 @@ def add_missed_readings(update: dict, question: str, shown: list[dict], pool: li
     `passages` becomes what the markers number. A failed call is left as it is (nothing to add to)."""
     if update["decision"].get("abstained") and update["answer"] != NOT_IN_DOCUMENTS:
         return {**update, "passages": shown}
-    lead = model_sentences(update["answer"], shown, question)
+    retriever = get_retriever(context)
+    lead = model_sentences(update["answer"], shown, question, retriever.embed_queries)
     by_id = {p["id"]: p for p in pool}
     kept = [item for item in update["interpretations"] if not other_edition_reading(item, by_id, question)]
     cited = {c for item in kept for c in item["citations"]}
     cited |= {shown[n - 1]["id"] for sentence in lead for n in cited_numbers(sentence) if 1 <= n <= len(shown)}
     wanted = limit or (0 if lead else 1)
-    retriever = get_retriever(context)
     vectors = passage_vectors(retriever, pool) if pool and wanted else []
     added = extra_readings(question, pool, vectors, cited, retriever.embed_queries, limit=wanted) if wanted else []
     if not added:
@@ -98,7 +98,7 @@ def add_missed_readings(update: dict, question: str, shown: list[dict], pool: li
     return {**update, **answer_update(answer, interpretations, **decision), "passages": passages}
 
 
-def model_sentences(answer: str, shown: list[dict], question: str = "") -> list[str]:
+def model_sentences(answer: str, shown: list[dict], question: str = "", embed=None) -> list[str]:
     """The model's sentences worth keeping: complete, not claiming silence, held by what they
     cite, about the year the question names, in the passages' script, and not a near repeat
     of what the earlier ones said (the 1.5B loops on a sentence with small changes, "founded in
@@ -123,7 +123,35 @@ def model_sentences(answer: str, shown: list[dict], question: str = "") -> list[
         kept += [asked, cite_holding_passage(sentence, shown)] if asked else [cite_holding_passage(sentence, shown)]
         said |= words
         asked = ""
+    if embed is not None and question and kept:
+        kept = on_question(kept, question, embed)
     return kept
+
+
+BARE_ANSWER = 5  # content words: fewer is a bare answer ("Carly Fiorina [1].")
+OFF_QUESTION_COSINE = 0.2  # under this cosine to the question, with none of its words, a sentence answers another
+
+
+def on_question(kept: list[str], question: str, embed) -> list[str]:
+    """The kept sentences less those about something else: a whole clause (BARE_ANSWER content
+    words or more: "Hey Jude [1]." answers by its form) with none of the question's content
+    words and a cosine to it under OFF_QUESTION_COSINE ("Marie Curie [2] conducted pioneering
+    research on radioactivity" for "Who made the first ascent of Mount Everest?": the 1.5B walks
+    its passages). A question the model wrote goes or stays with its answer; all off: all stay."""
+    units: list[list[str]] = []  # [sentence] or [its question, sentence]
+    for sentence in kept:
+        if units and len(units[-1]) == 1 and units[-1][0].rstrip().endswith("?"):
+            units[-1].append(sentence)
+        else:
+            units.append([sentence])
+    asked = {stem(w) for w in tokens(question)} - STOPWORDS - LIGHT_VERBS
+    texts = [CITATION_MARKER.sub(" ", unit[-1]) for unit in units]
+    vectors = embed([question] + [" ".join(unit) for unit in units])
+    off = [len(content_tokens(text)) >= BARE_ANSWER and not asked & set(content_tokens(text))
+           and float(cosine(vectors[0], v)) < OFF_QUESTION_COSINE for text, v in zip(texts, vectors[1:])]
+    if all(off):
+        return kept
+    return [sentence for unit, o in zip(units, off) if not o for sentence in unit]
 
 
 def ends_at_cut(sentence: str, passages: list[dict]) -> bool:
@@ -343,7 +371,8 @@ QUANTITY_WORDS = frozenset({"many", "much"})  # "how many" asks for a number; no
 # verbs that carry no topic ("Where does Java come from?", "Do I need to buy ..."): rare in a
 # pool, they outweighed its subject and picked sentences for saying "come" or "need"
 LIGHT_VERBS = frozenset("come comes came coming need needs get gets got go goes went take takes took "
-                        "give gives gave put puts keep keeps let lets known famous noted".split())
+                        "give gives gave put puts keep keeps let lets make makes made making "
+                        "known famous noted".split())
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})s?\b|\b\w+\s+century\b|\b(January|February|March|April|May|June|July|August|September|"
                    r"October|November|December)\b")
 _NUMBER = re.compile(r"\b\d[\d,.]*\b|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|"
