@@ -257,7 +257,8 @@ def test_months_are_not_places_and_centuries_are_times():
 def test_a_model_sentence_stopping_on_a_word_that_needs_more_goes():
     shown = [{"id": "h", "title": "Horsepower",
               "text": "Watt wanted a simple way to market his steam engines. The unit comes from Greek words meaning power."}]
-    answer = "Watt wanted a simple way to market his [1]. The unit comes from Greek words meaning [1]. Watt wanted to market steam engines [1]."
+    answer = ("Watt wanted a simple way to market his [1]. The unit comes from Greek words meaning [1]. "
+              "Watt wanted to market steam engines [1]. The unit comes from Greek words, depending on how its source is [1].")
     assert model_sentences(answer, shown) == ["Watt wanted to market steam engines [1]."]
 
 

@@ -39,7 +39,7 @@ REPEAT_OVERLAP = 0.8  # share of a model sentence's content words already said t
 NOVELTY_PENALTY = 1.0  # weight of a candidate's closeness to passages already stated (MMR's 1 - lambda)
 # a sentence cannot end on these: it was cut off ("market his", "words meaning", "known as")
 DANGLING = frozenset("a an the of to for by with and or but from into his her their its our my your which that "
-                     "whose meaning called named including such as than".split())
+                     "whose meaning called named including such as than is are was were".split())
 SENTENCE_END = '.!?"\')'  # a text ending in none of these was cut mid-sentence (a chunk boundary)
 TOPIC_SHARE = 0.5  # a question word named by this share of the pool's passages is its topic
 READ_WEIGHT = 0.5  # closeness to a reading already added counts this much: the model's cited sense is sure,
