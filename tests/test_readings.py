@@ -284,3 +284,22 @@ def test_a_model_sentence_about_something_else_goes_with_its_question():
     # every sentence off the question: they stay (nothing better to say)
     assert model_sentences("Marie Curie conducted pioneering research on radioactivity in France [2].", shown,
                            question, embed) == ["Marie Curie conducted pioneering research on radioactivity in France [2]."]
+
+
+def test_a_passage_the_prose_cites_for_another_fact_may_still_give_its_answer():
+    import numpy as np
+
+    pool = [{"id": "py", "title": "Python (programming language)",
+             "text": "Python was created in the late 1980s at CWI. Python first appeared in February 1991."},
+            {"id": "mp", "title": "Monty Python", "text": "Monty Python first appeared on television in 1969."}]
+    vectors = np.array([[1.0, 0.0], [0.0, 1.0]])
+    said = {"python", "creat", "late", "1980", "cwi"}
+    question = "When did Python first appear?"
+    added = extra_readings(question, pool, vectors, cited={"py"}, restatable={"py"}, said=said, limit=2)
+    assert {p["id"] for _, p in added} == {"py", "mp"}
+    assert any(r["answer"] == "Python first appeared in February 1991" for r, _ in added)
+    # a passage its interpretations cite, or whose sentence is mostly said, gives none
+    assert [p["id"] for _, p in extra_readings(question, pool, vectors, cited={"py"}, limit=2)] == ["mp"]
+    said |= {"first", "appear", "february", "1991"}
+    assert [p["id"] for _, p in extra_readings(question, pool, vectors, cited={"py"}, restatable={"py"},
+                                               said=said, limit=2)] == ["mp"]
