@@ -303,3 +303,20 @@ def test_a_passage_the_prose_cites_for_another_fact_may_still_give_its_answer():
     said |= {"first", "appear", "february", "1991"}
     assert [p["id"] for _, p in extra_readings(question, pool, vectors, cited={"py"}, restatable={"py"},
                                                said=said, limit=2)] == ["mp"]
+
+
+def test_what_is_x_gets_one_more_reading_than_a_factoid_question(demo_index):
+    from agent.context import Context
+    from agent.retrieval.retriever import get_retriever
+    from agent.steps.nodes import answer_update
+    from agent.steps.readings import EXTRA_READINGS, add_missed_readings
+
+    context = Context(index_dir=demo_index)
+    counts = {}
+    for question in ("What is HP?", "When did HP originate?"):
+        pool = get_retriever(context).search(question, "hybrid", 15, depth=20)
+        silent = answer_update("", [], abstained=False)
+        result = add_missed_readings(silent, question, pool[:5], pool, context)
+        counts[question] = result["decision"]["extractive_readings"]
+    # "What is X?" asks for every meaning; a factoid question keeps the ASQA-tuned three
+    assert counts == {"What is HP?": EXTRA_READINGS + 1, "When did HP originate?": EXTRA_READINGS}
