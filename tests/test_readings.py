@@ -320,3 +320,13 @@ def test_what_is_x_gets_one_more_reading_than_a_factoid_question(demo_index):
         counts[question] = result["decision"]["extractive_readings"]
     # "What is X?" asks for every meaning; a factoid question keeps the ASQA-tuned three
     assert counts == {"What is HP?": EXTRA_READINGS + 1, "When did HP originate?": EXTRA_READINGS}
+
+
+def test_a_reading_passage_names_every_topic_word():
+    renewals = [{"id": f"r{i}", "title": f"Renewal policy {i}", "text": f"The renewal policy {i} sets licence terms."}
+                for i in range(3)]
+    rental = {"id": "c", "title": "Rental car policy", "text": "The rental car policy sets the collision damage waiver."}
+    scorer = SentenceScorer("What is the renewal policy?", [*renewals, rental])
+    assert scorer.topic == {"renewal", "policy"}
+    assert extractive_reading([rental], scorer) is None  # a policy, not a renewal one
+    assert extractive_reading(renewals[:1], scorer) is not None
