@@ -69,7 +69,7 @@ class ChatContext(RewriteContext):
                                  "interpretations (off: the answer covers them all)"},
     )
     min_options: int = field(default=2, metadata={"description": "Grounded interpretations needed before asking"})
-    max_options: int = field(default=5, metadata={"description": "Options offered at most"})
+    max_options: int = field(default=6, metadata={"description": "Options offered at most"})
 
 
 class ChatInput(TypedDict):

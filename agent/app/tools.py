@@ -57,7 +57,7 @@ def compact_result(result: dict) -> dict:
 
 def make_ask_tool(
     context: Context | dict[str, Any] | None = None, *, name: str = "ask_documents",
-    min_options: int = 2, max_options: int = 5,
+    min_options: int = 2, max_options: int = 6,
 ) -> BaseTool:
     """A tool answering with any registered method; `context` holds the shared settings
     (model, index_dir, k, ...) and is resolved per call, so nothing is built here."""

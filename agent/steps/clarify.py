@@ -26,7 +26,7 @@ ALL_CHOICES = ("0", "all", "any", "*", "all of them")
 ACTION = "choose_interpretation"  # the HITL action agent-chat-ui shows; its one argument is `choice`
 
 
-def clarification_options(interpretations: list[dict] | None, limit: int = 5) -> list[dict]:
+def clarification_options(interpretations: list[dict] | None, limit: int = 6) -> list[dict]:
     """Numbered options (1..n) from the grounded interpretations, exact repeats dropped.
 
     Small models sometimes repeat the question verbatim for every reading, so an option is
