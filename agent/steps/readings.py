@@ -95,7 +95,9 @@ def add_missed_readings(update: dict, question: str, shown: list[dict], pool: li
     cited = {c for item in kept for c in item["citations"]}
     in_prose = {shown[n - 1]["id"] for sentence in lead for n in cited_numbers(sentence) if 1 <= n <= len(shown)}
     said = {w for sentence in lead for w in content_tokens(CITATION_MARKER.sub(" ", sentence))}
-    wanted = limit + DEFINITION_READINGS * bool(limit and _DEFINITION_QUESTION.match(question)) or (0 if lead else 1)
+    if limit and _DEFINITION_QUESTION.match(question):
+        limit += DEFINITION_READINGS
+    wanted = limit or (0 if lead else 1)
     vectors = passage_vectors(retriever, pool) if pool and wanted else []
     added = extra_readings(question, pool, vectors, cited | in_prose, retriever.embed_queries, limit=wanted,
                            restatable=in_prose - cited, said=said) if wanted else []
@@ -157,11 +159,11 @@ def on_question(kept: list[str], question: str, embed) -> list[str]:
             units[-1].append(sentence)
         else:
             units.append([sentence])
-    asked = {stem(w) for w in tokens(question)} - STOPWORDS - LIGHT_VERBS
-    texts = [CITATION_MARKER.sub(" ", unit[-1]) for unit in units]
+    asked = question_words(question)
+    answers = [content_tokens(CITATION_MARKER.sub(" ", unit[-1])) for unit in units]
     vectors = embed([question] + [" ".join(unit) for unit in units])
-    off = [len(content_tokens(text)) >= BARE_ANSWER and not asked & set(content_tokens(text))
-           and float(cosine(vectors[0], v)) < OFF_QUESTION_COSINE for text, v in zip(texts, vectors[1:])]
+    off = [len(words) >= BARE_ANSWER and not asked & set(words) and float(cosine(vectors[0], v)) < OFF_QUESTION_COSINE
+           for words, v in zip(answers, vectors[1:])]
     if all(off):
         return kept
     return [sentence for unit, o in zip(units, off) if not o for sentence in unit]
@@ -302,10 +304,16 @@ def supported_by_citation(sentence: str, passages: list[dict]) -> bool:
     return answer_support(CITATION_MARKER.sub(" ", sentence), " ".join(cited)) >= CITED_SUPPORT
 
 
+def question_words(question: str) -> set[str]:
+    """The question's stemmed words that can say what it is about: no stopwords, light verbs or
+    quantity words ("how many")."""
+    return {stem(w) for w in tokens(question) if w not in STOPWORDS | QUANTITY_WORDS | LIGHT_VERBS}
+
+
 def rarity(question: str, passages: list[dict]) -> dict[str, float]:
     """Weight of each content word of the question: rarer among the passages weighs more
     ("potts" tells more than "beast" when every passage is about Beauty and the Beast)."""
-    asked = {stem(w) for w in tokens(question) if w not in STOPWORDS | QUANTITY_WORDS | LIGHT_VERBS}
+    asked = question_words(question)
     texts = [set(content_tokens(p["text"])) for p in passages]
     return {w: math.log(1 + (len(texts) + 1) / (1 + sum(w in t for t in texts))) for w in asked}
 
@@ -332,6 +340,7 @@ class SentenceScorer:
         self.precise = precise_type(question)
         self.weights = rarity(question, pool)
         self.topic = topic_words(self.weights, pool)
+        self.on_topic: dict[str, bool] = {}  # passage id -> names every topic word (once per passage)
         self.cosines: dict[tuple[str, str], float] = {}
         candidates = pool if candidates is None else candidates
         if embed is not None and self.weights:
@@ -348,7 +357,9 @@ class SentenceScorer:
     def score(self, passage: dict, position: int, sentence: str) -> float | None:
         """None for a sentence too far from the question to be a reading of it, or too short
         to say anything unless it holds what is asked and a word of the question."""
-        if self.topic and not self.topic <= set(content_tokens(passage_words(passage))):
+        if passage["id"] not in self.on_topic:
+            self.on_topic[passage["id"]] = self.topic <= set(content_tokens(passage_words(passage)))
+        if not self.on_topic[passage["id"]]:
             return None  # "Pythons are ... found in Africa" read for "Where are Jaguars found?"
         match = self.match(sentence)
         meaning = self.cosines.get((passage["id"], sentence))
@@ -396,18 +407,16 @@ QUANTITY_WORDS = frozenset({"many", "much"})  # "how many" asks for a number; no
 LIGHT_VERBS = frozenset("come comes came coming need needs get gets got go goes went take takes took "
                         "give gives gave put puts keep keeps let lets make makes made making "
                         "known famous noted".split())
-_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})s?\b|\b\w+\s+century\b|\b(January|February|March|April|May|June|July|August|September|"
-                   r"October|November|December)\b")
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_YEAR = re.compile(rf"\b(1[0-9]{{3}}|20[0-9]{{2}})s?\b|\b\w+\s+century\b|\b({_MONTHS})\b")
 _NUMBER = re.compile(r"\b\d[\d,.]*\b|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|"
                      r"hundred|thousand|million|billion)\b", re.IGNORECASE)
-_DATE = re.compile(r"\b(\d{1,2}(\s+to\s+\d{1,2})?\s+)?(January|February|March|April|May|June|July|August|"
-                   r"September|October|November|December)\b(\s+\d{1,2}\b,?)?|\b(1[0-9]{3}|20[0-9]{2})\b")
+_DATE = re.compile(rf"\b(\d{{1,2}}(\s+to\s+\d{{1,2}})?\s+)?({_MONTHS})\b(\s+\d{{1,2}}\b,?)?|\b(1[0-9]{{3}}|20[0-9]{{2}})\b")
 _COUNTED = re.compile(r"(?:\b\d[\d,.]*|\b(?:[a-z]+-)?(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
                       r"twelve|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million)"
                       r"(?:-[a-z]+)?)\s+([a-z]+)(?:\s+([a-z]+))?", re.IGNORECASE)  # "Sixty-three teams", "81 new teams"
 # a place: "in Seattle", "spans nine countries: Brazil, Peru"
-_MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
-          r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b")
+_MONTH = rf"(?:{_MONTHS}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b"
 _PROPER = re.compile(rf"\b(?:in|at|near|between|across|from|on|to|of)\s+(?:the\s+)?(?!{_MONTH})[A-Z][a-z]{{2,}}|"
                      rf":\s+(?!{_MONTH})[A-Z][a-z]{{2,}},")  # "in Seattle", not "in January"
 _DURATION = re.compile(r"\b(within|by|before|after)\s+(\S+\s+){0,2}(hours?|days?|weeks?|months?|years?)\b|"
