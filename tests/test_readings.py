@@ -76,8 +76,13 @@ def test_a_sentence_holding_what_the_question_asks_for():
     assert answers_type("How many teams entered?", "A record 81 new teams took part.")
     assert not answers_type("How many teams entered?", "The pilot cut resolution time by 30 percent in three months.")
     # where: a place the question does not name; a deadline: a time limit
-    assert answers_type("Where does Java come from?", "Java is an island of Indonesia.")
-    assert not answers_type("Where does Java come from?", "Java source code is compiled to bytecode.")
+    assert answers_type("Where is Java?", "Java is an island of Indonesia.")
+    assert not answers_type("Where is Java?", "Java source code is compiled to bytecode.")
+    # where X comes from: a place with the word saying so (a birthplace, a source), not any place
+    assert answers_type("Where does Mercury come from?", "Freddie Mercury was born in Stone Town, Zanzibar.")
+    assert answers_type("Where does Java come from?", "Dutch colonists brought seedlings from the Malabar coast.")
+    assert not answers_type("Where does Mercury come from?", "Mercury died in London in 1991.")
+    assert not answers_type("Where does Java come from?", "Java source code runs on the Java Virtual Machine in Oracle.")
     assert answers_type("What is the deadline after a rental?", "Report an accident within 48 hours of it.")
     assert not answers_type("What is the deadline after a rental?", "Pay for rentals with the corporate card.")
 
@@ -230,6 +235,14 @@ def test_a_definition_answers_what_is_x():
     assert not defines("What is Mercury?", "Mercury and its compounds are toxic.")
     assert not defines("What is Mercury?", "The planet was visited by two spacecraft.")  # not about Mercury by name
     assert not defines("When was Mercury discovered?", "Mercury is the closest planet to the Sun.")
+    # the subject must be X, not something named after it or placed in it
+    assert defines("What is a Jaguar?", "The Jacksonville Jaguars, a professional American football team, compete in the NFL.")
+    assert not defines("What is a Jaguar?", "The Jaguar I-Pace, launched in 2018, was the first electric Jaguar.")
+    assert defines("What is Apple?", "Apple Records is a record label founded by the Beatles.", "Apple Records")
+    assert not defines("What is a Jaguar?", "The Jaguar I-Pace was the first electric Jaguar.", "Jaguar I-Pace and electrification")
+    assert not defines("What is Java?", "Mount Merapi in Central Java is one of the most active volcanoes.")
+    assert not defines("What is Java?", "The official mascot of the Java language is a character named Duke.")
+    assert not defines("What is a Jaguar?", "The Jacksonville Jaguars were founded in 1993.")  # plural: named exactly
     # so among a passage's sentences the definition is the reading of "What is X?"
     passage = {"id": "m", "title": "Mercury (planet)",
                "text": "Mercury has the largest temperature swing of any planet. "
@@ -330,3 +343,19 @@ def test_a_reading_passage_names_every_topic_word():
     assert scorer.topic == {"renewal", "policy"}
     assert extractive_reading([rental], scorer) is None  # a policy, not a renewal one
     assert extractive_reading(renewals[:1], scorer) is not None
+
+
+def test_a_question_word_matches_a_sentence_word_of_the_same_root():
+    from agent.steps.readings import mentions
+
+    assert mentions("renewal", {"contract", "renew"})  # "What is the renewal policy?" / "contracts renew for ..."
+    assert mentions("cover", {"coverage"})
+    assert not mentions("car", {"card"})  # short words match only themselves
+    assert not mentions("renewal", {"rent"})
+    # so the passage's sentence saying how contracts renew answers "What is the renewal policy?"
+    passage = {"id": "c", "title": "Customer contract renewals",
+               "text": "Customer contracts renew for successive 12-month terms by default. "
+                       "A customer may give written notice of non-renewal at least 60 days before the term ends."}
+    other = {"id": "o", "title": "Office policy", "text": "The office policy covers desks and renewal of badges."}
+    reading = extractive_reading([passage], SentenceScorer("What is the renewal policy?", [passage, other]))
+    assert "12-month terms" in reading["answer"]

@@ -310,12 +310,22 @@ def question_words(question: str) -> set[str]:
     return {stem(w) for w in tokens(question) if w not in STOPWORDS | QUANTITY_WORDS | LIGHT_VERBS}
 
 
+SAME_ROOT = 5  # letters: a word this long that opens another is its root ("renew" in "renewal", "cover" in "coverage")
+
+
+def mentions(word: str, words: set[str]) -> bool:
+    """Whether the (stemmed) `words` hold the word or one sharing its root: "renew" answers
+    "What is the renewal policy?", "covered" asks about "coverage" (the stemmer strips only -s, -ed, -ing)."""
+    return word in words or any(len(w) >= SAME_ROOT and len(word) >= SAME_ROOT and (w.startswith(word) or word.startswith(w))
+                                for w in words)
+
+
 def rarity(question: str, passages: list[dict]) -> dict[str, float]:
     """Weight of each content word of the question: rarer among the passages weighs more
     ("potts" tells more than "beast" when every passage is about Beauty and the Beast)."""
     asked = question_words(question)
     texts = [set(content_tokens(p["text"])) for p in passages]
-    return {w: math.log(1 + (len(texts) + 1) / (1 + sum(w in t for t in texts))) for w in asked}
+    return {w: math.log(1 + (len(texts) + 1) / (1 + sum(mentions(w, t) for t in texts))) for w in asked}
 
 
 def topic_words(weights: dict[str, float], pool: list[dict]) -> set[str]:
@@ -352,7 +362,7 @@ class SentenceScorer:
 
     def match(self, sentence: str) -> float:
         words = set(content_tokens(sentence))
-        return sum(weight for word, weight in self.weights.items() if word in words) / sum(self.weights.values())
+        return sum(weight for word, weight in self.weights.items() if mentions(word, words)) / sum(self.weights.values())
 
     def score(self, passage: dict, position: int, sentence: str) -> float | None:
         """None for a sentence too far from the question to be a reading of it, or too short
@@ -367,7 +377,7 @@ class SentenceScorer:
             return None
         if meaning is not None and meaning < FLOOR_COSINE:
             return None
-        typed = answers_type(self.question, sentence)
+        typed = answers_type(self.question, sentence, passage.get("title", ""))
         if len(sentence) < MIN_SENTENCE and not (typed and match > 0):
             return None
         if self.precise and not typed:  # "When ...?" read as a sentence without a date answers nothing
@@ -422,6 +432,11 @@ _PROPER = re.compile(rf"\b(?:in|at|near|between|across|from|on|to|of)\s+(?:the\s
 _DURATION = re.compile(r"\b(within|by|before|after)\s+(\S+\s+){0,2}(hours?|days?|weeks?|months?|years?)\b|"
                        r"\bdeadline\b", re.IGNORECASE)
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
+# "Where does X come from?" is answered by a birthplace, a source, an origin ("born in Stone Town",
+# "seedlings brought from the Malabar coast"), not by any place X is in ("died in London")
+_ORIGIN_QUESTION = re.compile(r"\b(?:come|comes|came|originated?|originates|from)\b")
+_ORIGIN = re.compile(r"\b(?:born|native|origin\w*|derived|sources? of|founded|introduced|brought|descend\w*|"
+                     r"mined|extracted|invented|created|developed|grown)\b", re.IGNORECASE)
 
 
 WHEN = ("when", "what year", "what date", "in what year", "which year")
@@ -435,14 +450,16 @@ def precise_type(question: str) -> bool:
     return asked.startswith(PRECISE_TYPES) or "deadline" in asked
 
 
-def answers_type(question: str, sentence: str) -> bool:
+def answers_type(question: str, sentence: str, title: str = "") -> bool:
     """Whether the sentence holds the kind of thing the question asks for and the question does
     not already say: a year or month for when, a number of the things counted for how many, a
-    number for how much/long, a proper noun for where, a name for who, a time limit for a deadline."""
+    number for how much/long, a proper noun for where (with a word saying it is an origin for where
+    X comes from), a name for who, a time limit for a deadline, a definition of X for what is X
+    (`title`: the sentence's passage, see `defines`)."""
     asked = question.casefold()
     fresh = sentence
     for word in set(re.findall(r"\w+", question)):
-        if len(word) > 2:
+        if len(word) > 2 and word.lower() not in STOPWORDS:  # "from" in "come from" stays
             fresh = re.sub(rf"\b{re.escape(word)}\b", " ", fresh, flags=re.IGNORECASE)
     if asked.startswith(WHEN):
         return bool(_YEAR.search(fresh))
@@ -452,35 +469,55 @@ def answers_type(question: str, sentence: str) -> bool:
     if asked.startswith(("how much", "how long", "how old", "how far")):
         return bool(_NUMBER.search(_DATE.sub(" ", fresh)))  # "63 metres", not "8 to 10 June 2022"
     if asked.startswith("where"):  # a place: a proper noun the question does not name
-        return bool(_PROPER.search(fresh))
+        place = bool(_PROPER.search(fresh))  # ... and for where X comes from, the word saying so:
+        return place and (not _ORIGIN_QUESTION.search(asked) or bool(_ORIGIN.search(sentence)))  # "born in"
     if asked.startswith(("who", "whom", "whose", "which")):
         return bool(_NAME.search(fresh))
     if "deadline" in asked or asked.startswith(("how soon", "by when")):
         return bool(_DURATION.search(fresh))
-    return defines(question, sentence)
+    return defines(question, sentence, title)
 
 
 _DEFINITION_QUESTION = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:(?:a|an|the)\s+)?([^?]{1,60}?)"
                                   r"(?:\s+(?:best\s+)?(?:known|famous|noted)\s+for)?\s*\??\s*$", re.IGNORECASE)
-_DEFINING_VERB = re.compile(r"\b(?:(?:is|are|was|were)\s+(?:a|an|the|one)|(are|were))\b", re.IGNORECASE)
+# "is a/an/the/one", a plural "are"/"were", or an apposition opening with an article ("The Jacksonville
+# Jaguars, a professional American football team ..., compete")
+_DEFINING_VERB = re.compile(r"\b(?:(?:is|are|was|were)\s+(?:a|an|the|one)|(are|were))\b|,\s+(?:a|an|the)\s",
+                            re.IGNORECASE)
 DEFINED_HEAD = 8  # words at most before the verb: "Hewlett-Packard, usually shortened to HP, is an ..."
+_ASIDE = re.compile(r"\([^)]*\)|,[^,]*,")  # "(Panthera onca)", ", usually shortened to HP,"
+# the subject's head noun comes before these: "Mount Merapi in Central Java", "The official mascot of the Java language"
+_PREPOSITIONS = frozenset("of in on at from for with by near between under over".split())
 
 
-def defines(question: str, sentence: str) -> bool:
-    """For "What is X?" or "Who was X?": whether the sentence defines X, opening with X's words
-    and going on "is a/an/the ..." ("Mercury is the smallest planet", "The jaguar (Panthera onca)
-    is the largest cat", "Hit points, abbreviated HP, are a numeric value"): what such a question asks for."""
+def defines(question: str, sentence: str, title: str = "") -> bool:
+    """For "What is X?" or "Who was X?": whether the sentence defines X: its subject is X
+    ("Mercury is the smallest planet", "The jaguar (Panthera onca) is the largest cat"), a name
+    ending with X ("The Jacksonville Jaguars, a professional American football team"), a name an
+    aside says X stands for ("Hit points, abbreviated HP, are a numeric value"), or a name
+    opening with X that its passage (`title`) is about ("Apple Records is a record label" in
+    "Apple Records"), going on "is a/an/the ...": what such a question asks for. A subject only
+    naming X ("The Jaguar I-Pace was the first" in "Jaguar I-Pace and electrification", "Mount
+    Merapi in Central Java is one of") is about something else."""
     asked = _DEFINITION_QUESTION.match(question)
     verb = _DEFINING_VERB.search(sentence)
     if not asked or not verb:
         return False
     subject = {stem(w) for w in content_tokens(asked.group(1))}
-    head = tokens(sentence[:verb.start()])
-    named = {stem(w) for w in head}
-    if not subject or not subject <= named or len(head) > DEFINED_HEAD:
+    head = sentence[:verb.start()]
+    if not subject or len(tokens(head)) > DEFINED_HEAD:
         return False
-    plural = bool(verb.group(1))  # "Pythons are nonvenomous snakes": a class, defined without an article
-    return not plural or {stem(w) for w in content_tokens(" ".join(head))} == subject
+    core = tokens(_ASIDE.sub(" ", head))
+    core = core[:next((i for i, w in enumerate(core) if w in _PREPOSITIONS), len(core))]
+    named = [stem(w) for w in core if w not in STOPWORDS]
+    aside = {stem(w) for w in content_tokens(" ".join(_ASIDE.findall(head)))}
+    plural = bool(verb.group(1))  # "Pythons are nonvenomous snakes": a class, named exactly
+    if plural:
+        return set(named) == subject
+    if set(named[-len(subject):]) == subject or (named and subject <= aside):
+        return True
+    titled = {stem(w) for w in content_tokens(re.sub(r"\(.*?\)", " ", title))}
+    return set(named[:len(subject)]) == subject and set(named) == titled  # "Apple Records" in its own passage
 
 
 def spells_out(question: str, sentence: str) -> bool:
