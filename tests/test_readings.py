@@ -259,6 +259,12 @@ def test_a_passage_naming_none_of_the_questions_topic_words_gives_no_reading():
     assert scorer.topic == {"jaguar"}
     assert extractive_reading([pythons], scorer) is None  # "found" alone does not make it about jaguars
     assert extractive_reading(jaguars[:1], scorer) is not None
+    # two thirds not quite reached: the most named word, named by half the pool or more, is still the topic
+    others = [{"id": f"o{i}", "title": f"Other {i}", "text": f"Other animals live in zone {i}."} for i in range(2)]
+    scorer = SentenceScorer("Where are Jaguars found?", [*jaguars, pythons, *others])  # 4 of 7 name jaguars
+    assert scorer.topic == {"jaguar"}
+    assert extractive_reading([pythons], scorer) is None
+    assert SentenceScorer("Where are Jaguars found?", [jaguars[1], *others, pythons]).topic == set()  # 1 of 4 each
 
 
 def test_months_are_not_places_and_centuries_are_times():

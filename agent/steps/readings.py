@@ -47,6 +47,9 @@ SENTENCE_END = '.!?"\')'  # a text ending in none of these was cut mid-sentence 
 # names every such word: 0.67 keeps "Northwind Rental Car Policy" out of "What is the renewal
 # policy?" (topic: renewal, policy); any one word of a 0.5 share let it in (same sense recall and ASQA)
 TOPIC_SHARE = 0.67
+# when no word reaches it, the most named word is the topic if half the pool names it: "Where are
+# Jaguars found?" over 10 jaguar passages of 15 read "Pythons ... found in Africa" (ASQA and sense recall unchanged)
+FALLBACK_TOPIC_SHARE = 0.5
 # a passage the model's prose cites but its interpretations do not may give a reading when the
 # sentence is mostly new (its prose said another fact of it: "Python was created in the late 1980s"
 # for "When did Python first appear?"); the passage counts as this close to itself. Demo sense
@@ -329,11 +332,19 @@ def rarity(question: str, passages: list[dict]) -> dict[str, float]:
 
 
 def topic_words(weights: dict[str, float], pool: list[dict]) -> set[str]:
-    """The question's words that at least TOPIC_SHARE of the pool's passages name: its topic
-    ("jaguar" when most passages are about one of the jaguars). A passage lacking one of them
-    is off the topic however well it matches the question's other words."""
+    """The question's words that at least TOPIC_SHARE of the pool's passages name, or else its
+    most named word if FALLBACK_TOPIC_SHARE of them do: its topic ("jaguar" when most passages
+    are about one of the jaguars). A passage lacking one of them is off the topic however well
+    it matches the question's other words."""
     texts = [set(content_tokens(passage_words(p))) for p in pool]
-    return {w for w in weights if texts and sum(w in t for t in texts) >= TOPIC_SHARE * len(texts)}
+    if not texts or not weights:
+        return set()
+    shares = {w: sum(w in t for t in texts) / len(texts) for w in weights}
+    topic = {w for w, share in shares.items() if share >= TOPIC_SHARE}
+    if not topic:
+        best = max(shares, key=shares.get)
+        topic = {best} if shares[best] >= FALLBACK_TOPIC_SHARE else set()
+    return topic
 
 
 class SentenceScorer:
