@@ -235,6 +235,14 @@ def test_a_definition_answers_what_is_x():
     assert not defines("What is Mercury?", "Mercury and its compounds are toxic.")
     assert not defines("What is Mercury?", "The planet was visited by two spacecraft.")  # not about Mercury by name
     assert not defines("When was Mercury discovered?", "Mercury is the closest planet to the Sun.")
+    # the other ways of asking what X is
+    from agent.steps.readings import defined_subject
+    for question in ("What does HP stand for?", "What does HP mean?", "What can HP refer to?", "What are the meanings of HP?",
+                     "Define HP.", "Tell me about HP", "What is HP best known for?", "Who was HP?"):
+        assert defined_subject(question) == "HP", question
+        assert defines(question, "Hit points, abbreviated HP, are a numeric value in role-playing games."), question
+    assert defined_subject("When was HP founded?") is None
+    assert defined_subject("What does the Northwind VPN client use?") is None
     # the subject must be X, not something named after it or placed in it
     assert defines("What is a Jaguar?", "The Jacksonville Jaguars, a professional American football team, compete in the NFL.")
     assert not defines("What is a Jaguar?", "The Jaguar I-Pace, launched in 2018, was the first electric Jaguar.")

@@ -98,7 +98,7 @@ def add_missed_readings(update: dict, question: str, shown: list[dict], pool: li
     cited = {c for item in kept for c in item["citations"]}
     in_prose = {shown[n - 1]["id"] for sentence in lead for n in cited_numbers(sentence) if 1 <= n <= len(shown)}
     said = {w for sentence in lead for w in content_tokens(CITATION_MARKER.sub(" ", sentence))}
-    if limit and _DEFINITION_QUESTION.match(question):
+    if limit and defined_subject(question):
         limit += DEFINITION_READINGS
     wanted = limit or (0 if lead else 1)
     vectors = passage_vectors(retriever, pool) if pool and wanted else []
@@ -489,8 +489,26 @@ def answers_type(question: str, sentence: str, title: str = "") -> bool:
     return defines(question, sentence, title)
 
 
-_DEFINITION_QUESTION = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:(?:a|an|the)\s+)?([^?]{1,60}?)"
-                                  r"(?:\s+(?:best\s+)?(?:known|famous|noted)\s+for)?\s*\??\s*$", re.IGNORECASE)
+# questions asking what X is, capturing X: "What are the meanings of X?", "What is X (known for)?",
+# "Who was X?", "What does X mean / stand for / refer to?", "Define X", "Tell me about X"
+_ARTICLE = r"(?:(?:a|an|the)\s+)?"
+_DEFINITION_QUESTIONS = tuple(re.compile(pattern, re.IGNORECASE) for pattern in (
+    rf"^\s*what\s+(?:are|is)\s+the\s+(?:meanings?|senses?|definitions?)\s+of\s+{_ARTICLE}([^?]{{1,60}}?)\s*\??\s*$",
+    rf"^\s*(?:what|who)\s+(?:is|are|was|were)\s+{_ARTICLE}([^?]{{1,60}}?)"
+    r"(?:\s+(?:best\s+)?(?:known|famous|noted)\s+for)?\s*\??\s*$",
+    rf"^\s*what\s+(?:does|do|did|can|could|might)\s+{_ARTICLE}([^?]{{1,60}}?)\s+(?:mean|refer\s+to|stand\s+for)\s*\??\s*$",
+    rf"^\s*(?:define|explain|describe|tell\s+me\s+about)\s+{_ARTICLE}([^?.]{{1,60}}?)\s*[?.]?\s*$",
+))
+
+
+def defined_subject(question: str) -> str | None:
+    """X when the question asks what X is (every meaning of it), else None."""
+    for pattern in _DEFINITION_QUESTIONS:
+        if asked := pattern.match(question):
+            return asked.group(1)
+    return None
+
+
 # "is a/an/the/one", a plural "are"/"were", or an apposition opening with an article ("The Jacksonville
 # Jaguars, a professional American football team ..., compete")
 _DEFINING_VERB = re.compile(r"\b(?:(?:is|are|was|were)\s+(?:a|an|the|one)|(are|were))\b|,\s+(?:a|an|the)\s",
@@ -510,11 +528,11 @@ def defines(question: str, sentence: str, title: str = "") -> bool:
     "Apple Records"), going on "is a/an/the ...": what such a question asks for. A subject only
     naming X ("The Jaguar I-Pace was the first" in "Jaguar I-Pace and electrification", "Mount
     Merapi in Central Java is one of") is about something else."""
-    asked = _DEFINITION_QUESTION.match(question)
+    asked = defined_subject(question)
     verb = _DEFINING_VERB.search(sentence)
     if not asked or not verb:
         return False
-    subject = {stem(w) for w in content_tokens(asked.group(1))}
+    subject = {stem(w) for w in content_tokens(asked)}
     head = sentence[:verb.start()]
     if not subject or len(tokens(head)) > DEFINED_HEAD:
         return False
