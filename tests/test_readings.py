@@ -72,6 +72,8 @@ def test_a_sentence_holding_what_the_question_asks_for():
     assert not answers_type("How many teams entered?", "NorthHack 2022 ran from 8 to 10 June 2022 in Tacoma.")  # dates
     assert answers_type("Who played Tony in the film?", "Tony was played by Nicholas Lyndhurst.")
     assert not answers_type("Who played Tony Soprano?", "Tony Soprano was a character.")  # only the asked name
+    assert not answers_type("Who founded Jaguar?", "The Jacksonville Jaguars' team colours are teal.")  # the asked one's name
+    assert answers_type("Who founded Jaguar?", "The Jaguar company was founded by William Lyons.")
     # how many: a number of the things counted, not any number
     assert answers_type("How many teams entered?", "A record 81 new teams took part.")
     assert not answers_type("How many teams entered?", "The pilot cut resolution time by 30 percent in three months.")
