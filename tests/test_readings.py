@@ -295,7 +295,7 @@ def test_a_model_sentence_about_something_else_goes_with_its_question():
     import numpy as np
 
     shown = [{"id": "e", "title": "Everest", "text": "The first confirmed ascent of Mount Everest was made by Edmund "
-                                                     "Hillary and Tenzing Norgay."},
+                                                     "Hillary and Tenzing Norgay in May 1953."},
              {"id": "c", "title": "Marie Curie", "text": "Marie Curie conducted pioneering research on radioactivity in France."},
              {"id": "j", "title": "Hey Jude", "text": "Hey Jude was the first single on the label."}]
 
@@ -305,10 +305,15 @@ def test_a_model_sentence_about_something_else_goes_with_its_question():
     question = "Who made the first confirmed ascent of Mount Everest?"
     answer = ("The first confirmed ascent of Mount Everest was made by Edmund Hillary and Tenzing Norgay [1]. "
               "Marie Curie conducted pioneering research on radioactivity in France [2]. "
-              "Who founded the label? Marie Curie conducted pioneering research on radioactivity [2]. Hey Jude [3].")
+              "Who founded the label? Marie Curie conducted pioneering research on radioactivity [2]. Hey Jude [3]. "
+              "In May 1953 [1].")
     assert model_sentences(answer, shown, question, embed) == [
         "The first confirmed ascent of Mount Everest was made by Edmund Hillary and Tenzing Norgay [1].",
-        "Hey Jude [3]."]  # a bare answer answers by its form
+        "In May 1953 [1]."]  # a bare answer stays when its passage is about the question ...
+    # ... and the answer is that the documents do not say when it is all the model wrote
+    from agent.steps.readings import off_question_only
+    assert off_question_only("Hey Jude [3].", "Who won the 2030 FIFA World Cup?", shown)
+    assert not off_question_only("Hey Jude [3]. Marie Curie [2].", "Who released Hey Jude as a single?", shown)
     assert len(model_sentences(answer, shown, question)) == 3  # without an encoder nothing is judged off (the repeat goes)
     # every sentence off the question: they stay (nothing better to say)
     assert model_sentences("Marie Curie conducted pioneering research on radioactivity in France [2].", shown,

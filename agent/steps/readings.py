@@ -105,6 +105,9 @@ def add_missed_readings(update: dict, question: str, shown: list[dict], pool: li
     added = extra_readings(question, pool, vectors, cited | in_prose, retriever.embed_queries, limit=wanted,
                            restatable=in_prose - cited, said=said) if wanted else []
     if not added:
+        if not lead and not kept and off_question_only(update["answer"], question, shown):
+            return {**update, **answer_update(NOT_IN_DOCUMENTS, [], **{**update["decision"], "abstained": True}),
+                    "passages": shown}
         if not lead:
             return {**update, "passages": shown}
         return {**update, **answer_update(" ".join(lead), kept, **update["decision"]), "passages": shown}
@@ -135,7 +138,7 @@ def model_sentences(answer: str, shown: list[dict], question: str = "", embed=No
         words = set(content_tokens(CITATION_MARKER.sub(" ", sentence)))
         if (not words or not supported_by_citation(sentence, shown) or len(words & said) >= REPEAT_OVERLAP * len(words)
                 or foreign_script(sentence, shown) or other_edition(sentence, shown, question)
-                or ends_at_cut(sentence, shown)):
+                or ends_at_cut(sentence, shown) or bare_and_off_question(sentence, question, shown)):
             asked = ""
             continue
         kept += [asked, cite_holding_passage(sentence, shown)] if asked else [cite_holding_passage(sentence, shown)]
@@ -147,7 +150,34 @@ def model_sentences(answer: str, shown: list[dict], question: str = "", embed=No
 
 
 BARE_ANSWER = 5  # content words: fewer is a bare answer ("Carly Fiorina [1].")
+# share of the question's words a bare answer's cited passages must name: "The Bills won their
+# division in 1991 [4]." names 2 of 5 ("last", "time" are not in its passage), "Jaguar [1]." for the
+# 2030 World Cup 1 of 5
+BARE_SUPPORT = 0.34
+
+
+def bare_and_off_question(sentence: str, question: str, passages: list[dict]) -> bool:
+    """Whether a bare answer cites passages naming under BARE_SUPPORT of the question's words:
+    "Jaguar [1]." citing "Jaguar at Le Mans" for "Who won the 2030 FIFA World Cup?" (the 1.5B
+    answers what its passages do not hold, and a bare answer's own words are all in its passage)."""
+    words = content_tokens(CITATION_MARKER.sub(" ", sentence))
+    cited = [passages[n - 1] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
+    asked = question_words(question)
+    if len(words) >= BARE_ANSWER or not cited or not asked:
+        return False
+    named = set(content_tokens(" ".join(passage_words(p) for p in cited)))
+    if any(spells_out(question, p.get("title", "")) for p in cited):  # "Hewlett-Packard" names HP
+        named |= {stem(w.lower()) for w in re.findall(r"\b[A-Z]{2,5}\b", question)}
+    return sum(mentions(word, named) for word in asked) < BARE_SUPPORT * len(asked)
 OFF_QUESTION_COSINE = 0.2  # under this cosine to the question, with none of its words, a sentence answers another
+
+
+def off_question_only(answer: str, question: str, passages: list[dict]) -> bool:
+    """Whether the answer is nothing but bare answers citing passages off the question: the model
+    answered what its passages do not hold, so the documents do not answer it. (An answer whose
+    sentences failed other checks, such as "as stated in passage [1]", stays as it was.)"""
+    said = not_silent(answer)
+    return bool(said) and all(bare_and_off_question(sentence, question, passages) for sentence in said)
 
 
 def on_question(kept: list[str], question: str, embed) -> list[str]:
