@@ -513,8 +513,8 @@ def answers_type(question: str, sentence: str, title: str = "") -> bool:
         place = bool(_PROPER.search(fresh))  # ... and for where X comes from, the word saying so:
         return place and (not _ORIGIN_QUESTION.search(asked) or bool(_ORIGIN.search(sentence)))  # "born in"
     if asked.startswith(("who", "whom", "whose", "which")):  # a name, not the asked one's ("Jacksonville Jaguars")
-        named = {stem(w) for w in content_tokens(question)}
-        return any(not {stem(w) for w in tokens(name)} & named for name in _NAME.findall(fresh))
+        own = set(content_tokens(question))
+        return any(not set(content_tokens(name)) & own for name in _NAME.findall(fresh))
     if "deadline" in asked or asked.startswith(("how soon", "by when")):
         return bool(_DURATION.search(fresh))
     return defines(question, sentence, title)
