@@ -150,6 +150,7 @@ def model_sentences(answer: str, shown: list[dict], question: str = "", embed=No
 
 
 BARE_ANSWER = 5  # content words: fewer is a bare answer ("Carly Fiorina [1].")
+OFF_QUESTION_COSINE = 0.2  # under this cosine to the question, with none of its words, a sentence answers another
 # share of the question's words a bare answer's cited passages must name: "The Bills won their
 # division in 1991 [4]." names 2 of 5 ("last", "time" are not in its passage), "Jaguar [1]." for the
 # 2030 World Cup 1 of 5
@@ -167,9 +168,8 @@ def bare_and_off_question(sentence: str, question: str, passages: list[dict]) ->
         return False
     named = set(content_tokens(" ".join(passage_words(p) for p in cited)))
     if any(spells_out(question, p.get("title", "")) for p in cited):  # "Hewlett-Packard" names HP
-        named |= {stem(w.lower()) for w in re.findall(r"\b[A-Z]{2,5}\b", question)}
+        named |= {stem(w.lower()) for w in _ACRONYM.findall(question)}
     return sum(mentions(word, named) for word in asked) < BARE_SUPPORT * len(asked)
-OFF_QUESTION_COSINE = 0.2  # under this cosine to the question, with none of its words, a sentence answers another
 
 
 def off_question_only(answer: str, question: str, passages: list[dict]) -> bool:
@@ -473,6 +473,7 @@ _PROPER = re.compile(rf"\b(?:in|at|near|between|across|from|on|to|of)\s+(?:the\s
 _DURATION = re.compile(r"\b(within|by|before|after)\s+(\S+\s+){0,2}(hours?|days?|weeks?|months?|years?)\b|"
                        r"\bdeadline\b", re.IGNORECASE)
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
+_ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")  # "HP"
 # "Where does X come from?" is answered by a birthplace, a source, an origin ("born in Stone Town",
 # "seedlings brought from the Malabar coast"), not by any place X is in ("died in London")
 _ORIGIN_QUESTION = re.compile(r"\b(?:come|comes|came|originated?|originates|from)\b")
@@ -551,7 +552,7 @@ _PREPOSITIONS = frozenset("of in on at from for with by near between under over"
 
 
 def defines(question: str, sentence: str, title: str = "") -> bool:
-    """For "What is X?" or "Who was X?": whether the sentence defines X: its subject is X
+    """For a question asking what X is (`defined_subject`): whether the sentence defines X: its subject is X
     ("Mercury is the smallest planet", "The jaguar (Panthera onca) is the largest cat"), a name
     ending with X ("The Jacksonville Jaguars, a professional American football team"), a name an
     aside says X stands for ("Hit points, abbreviated HP, are a numeric value"), or a name
@@ -563,20 +564,20 @@ def defines(question: str, sentence: str, title: str = "") -> bool:
     verb = _DEFINING_VERB.search(sentence)
     if not asked or not verb:
         return False
-    subject = {stem(w) for w in content_tokens(asked)}
+    subject = set(content_tokens(asked))
     head = sentence[:verb.start()]
     if not subject or len(tokens(head)) > DEFINED_HEAD:
         return False
     core = tokens(_ASIDE.sub(" ", head))
     core = core[:next((i for i, w in enumerate(core) if w in _PREPOSITIONS), len(core))]
     named = [stem(w) for w in core if w not in STOPWORDS]
-    aside = {stem(w) for w in content_tokens(" ".join(_ASIDE.findall(head)))}
+    aside = set(content_tokens(" ".join(_ASIDE.findall(head))))
     plural = bool(verb.group(1))  # "Pythons are nonvenomous snakes": a class, named exactly
     if plural:
         return set(named) == subject
     if set(named[-len(subject):]) == subject or (named and subject <= aside):
         return True
-    titled = {stem(w) for w in content_tokens(re.sub(r"\(.*?\)", " ", title))}
+    titled = set(content_tokens(re.sub(r"\(.*?\)", " ", title)))
     return set(named[:len(subject)]) == subject and set(named) == titled  # "Apple Records" in its own passage
 
 
@@ -587,7 +588,7 @@ def spells_out(question: str, sentence: str) -> bool:
     is about something else."""
     words = re.findall(r"[A-Za-z]+", sentence)
     start = 1 if words[:1] == ["The"] else 0
-    for acronym in re.findall(r"\b[A-Z]{2,5}\b", question):
+    for acronym in _ACRONYM.findall(question):
         run = words[start:start + len(acronym)]
         if (len(run) == len(acronym) and run[0][:1].isupper() and run[0] != acronym
                 and "".join(w[0] for w in run).upper() == acronym):
