@@ -380,3 +380,20 @@ def test_a_question_word_matches_a_sentence_word_of_the_same_root():
     other = {"id": "o", "title": "Office policy", "text": "The office policy covers desks and renewal of badges."}
     reading = extractive_reading([passage], SentenceScorer("What is the renewal policy?", [passage, other]))
     assert "12-month terms" in reading["answer"]
+
+
+def test_the_readings_do_not_depend_on_the_hash_seed():
+    """The question's words are a set; its weights were a dict in set order, so float sums and
+    the topic's tie-break changed from one process to the next (ASQA's ROUGE-Lsum moved by 0.3)."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("from agent.steps.readings import SentenceScorer\n"
+              "pool = [{'id': str(i), 'title': 'T', 'text': text} for i, text in enumerate(["
+              "'Jaguars are found in Brazil.', 'Jaguars hunt at night.', 'Pythons are found in Africa.', 'Rivers flow.'])]\n"
+              "scorer = SentenceScorer('Where are Jaguars found in the wild?', pool)\n"
+              "print(sorted(scorer.topic), list(scorer.weights))")
+    outputs = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("0", "1", "2", "3")}
+    assert len(outputs) == 1, outputs

@@ -358,7 +358,7 @@ def rarity(question: str, passages: list[dict]) -> dict[str, float]:
     ("potts" tells more than "beast" when every passage is about Beauty and the Beast)."""
     asked = question_words(question)
     texts = [set(content_tokens(p["text"])) for p in passages]
-    return {w: math.log(1 + (len(texts) + 1) / (1 + sum(mentions(w, t) for t in texts))) for w in asked}
+    return {w: math.log(1 + (len(texts) + 1) / (1 + sum(mentions(w, t) for t in texts))) for w in sorted(asked)}
 
 
 def topic_words(weights: dict[str, float], pool: list[dict]) -> set[str]:
