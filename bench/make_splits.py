@@ -14,11 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
+DATA = Path(os.environ.get("DISAMBIG_SHARED_DATA") or ROOT.parent / "shared" / "data")
 OUT = ROOT / "bench" / "splits"
 SEED = 0
 
