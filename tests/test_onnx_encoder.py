@@ -1,0 +1,56 @@
+"""The ONNX MiniLM: the same vectors as the torch encoder, a refused bad export, and a query
+path (`disambig search`) that imports neither torch nor sentence-transformers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agent.errors import ModelUnavailableError
+from agent.retrieval import onnx_minilm
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_onnx_vectors_match_the_torch_encoder_on_every_demo_passage():
+    from agent.retrieval.embeddings import TorchMiniLM
+
+    path = onnx_minilm.ensure_exported()
+    stamp = json.loads(path.with_suffix(".verified").read_text())
+    texts = onnx_minilm.demo_texts()
+    assert stamp["texts"] == len(texts) == 162 and stamp["min_cosine"] >= onnx_minilm.MIN_COSINE
+    # and the odd inputs: longer than 256 tokens (truncated), empty, padded with spaces, a batch of mixed lengths
+    texts += ["horsepower " * 400, "", "   What is HP?  ", "HP"]
+    fast, reference = onnx_minilm.OnnxMiniLM(path).embed(texts), TorchMiniLM().embed(texts)
+    assert fast.shape == reference.shape == (len(texts), 384) and fast.dtype == np.float32
+    cosines = np.sum(fast * reference, axis=1)
+    assert cosines.min() >= onnx_minilm.MIN_COSINE, (cosines.argmin(), cosines.min())
+    assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
+
+
+def test_an_export_that_differs_from_the_torch_encoder_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("DISAMBIG_CACHE", str(tmp_path))
+    monkeypatch.setattr(onnx_minilm, "MIN_COSINE", 1.0001)  # no export can reach it: stands in for a bad one
+    with pytest.raises(ModelUnavailableError, match="differs from the torch encoder"):
+        onnx_minilm.export_onnx(check_texts=["What is HP?", "Hewlett-Packard is a company."])
+    assert not onnx_minilm.is_exported()
+    assert not list((tmp_path / "models").glob("all-MiniLM*"))  # neither the file nor a partial one is left
+
+
+def test_search_imports_neither_torch_nor_sentence_transformers(demo_index):
+    onnx_minilm.ensure_exported()  # as `make install` does; the search must not need torch even to export
+    probe = ("import sys; from agent.app.cli import main; code = main(['search', 'What is HP?', '--index', sys.argv[1]]);"
+             "print('LOADED', sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules));"
+             "sys.exit(code)")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", probe, demo_index], capture_output=True, text=True, env=env,
+                          timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "hp-" in done.stdout  # it did search: HP passages ranked
+    assert "LOADED []" in done.stdout, done.stdout
