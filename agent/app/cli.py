@@ -11,6 +11,7 @@ import os
 import sys
 from importlib import resources
 
+from agent.app.index_flags import SHARED_HELP, add_index_flags, export_for_server, index_overrides
 from agent.app.settings import parse_settings
 from agent.errors import DisambigError, InputError
 
@@ -21,21 +22,28 @@ def demo_corpus_path() -> str:
     return str(resources.files("agent").joinpath("data", DEMO_CORPUS))
 
 
+STORES = {"embedded": "SQLite = Chroma = BM25", "postgresql": "passages = pgvector = postings"}
+
+
+def _store(args, create: bool = False):
+    from agent.context import Context, make_context
+    from agent.retrieval.retriever import open_store
+
+    return open_store(make_context(Context, index_overrides(args)), create=create)
+
+
 def cmd_ingest(args) -> int:
     from tqdm import tqdm
 
-    from agent.context import Context, make_context
     from agent.retrieval.corpus import ReadReport, input_bytes, read_documents
-    from agent.retrieval.index import IndexStore
     from agent.retrieval.updates import ingest
 
     sync = list(args.sync or [])
     paths = list(dict.fromkeys(list(args.paths) + sync + ([demo_corpus_path()] if args.demo else [])))
     if not paths:
         raise InputError("give at least one file or directory to ingest (or --demo)")
-    context = make_context(Context, {"index_dir": args.index, "chroma_url": args.chroma_url})
     report = ReadReport()
-    store = IndexStore(context.index_dir, context.chroma_url, context.embedding_model, create=True)
+    store = _store(args, create=True)
     # the bar counts input bytes as the documents stream through (no read-everything-first)
     with tqdm(total=input_bytes(paths), unit="B", unit_scale=True, desc="ingest", file=sys.stderr,
               disable=args.quiet) as bar:
@@ -55,12 +63,9 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_delete(args) -> int:
-    from agent.context import Context, make_context
-    from agent.retrieval.index import IndexStore
     from agent.retrieval.updates import delete_documents
 
-    context = make_context(Context, {"index_dir": args.index, "chroma_url": args.chroma_url})
-    store = IndexStore(context.index_dir, context.chroma_url, context.embedding_model)
+    store = _store(args)
     counts = delete_documents(store, args.ids, missing_ok=args.missing_ok)
     print(json.dumps({**counts, "index": str(store.path)}) if args.json else
           f"deleted {counts['documents_deleted']} documents ({counts['removed']} passages"
@@ -70,12 +75,9 @@ def cmd_delete(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    from agent.context import Context, make_context
-    from agent.retrieval.index import IndexStore
     from agent.retrieval.updates import stats
 
-    context = make_context(Context, {"index_dir": args.index, "chroma_url": args.chroma_url})
-    figures = stats(IndexStore(context.index_dir, context.chroma_url, context.embedding_model))
+    figures = stats(_store(args))
     if args.json:
         print(json.dumps(figures))
         return 0 if figures["check"]["consistent"] else 1
@@ -89,7 +91,7 @@ def cmd_stats(args) -> int:
           f"encoder      {figures['encoder']}\n"
           f"last update  {figures['last_update'] or 'never'} (version {figures['version']}, "
           f"BM25 built from {figures['sparse_version']})\n"
-          f"consistency  " + ("SQLite = Chroma = BM25" if check["consistent"] else
+          f"consistency  " + (STORES[figures.get("backend", "embedded")] if check["consistent"] else
                               "NOT consistent: " + (", ".join(problems) or "BM25 is out of date") +
                               " (the next search, ingest or delete repairs it)"))
     return 0 if check["consistent"] else 1
@@ -99,7 +101,7 @@ def cmd_search(args) -> int:
     from agent.context import Context, make_context
     from agent.retrieval.retriever import get_retriever
 
-    context = make_context(Context, {"index_dir": args.index, "chroma_url": args.chroma_url})
+    context = make_context(Context, index_overrides(args))
     passages = get_retriever(context).search(args.query, args.mode or context.retrieval_mode, args.k)
     if args.json:
         print(json.dumps([{k: p[k] for k in ("id", "title", "text", "score")} for p in passages], ensure_ascii=False))
@@ -127,6 +129,7 @@ def cmd_chat(args) -> int:
 def cmd_serve(args) -> int:
     from agent.app.serve import serve_command
 
+    export_for_server(args)
     return serve_command(args)
 
 
@@ -146,8 +149,7 @@ def cmd_ask(args) -> int:
 
     schema = load_method(args.method).builder.context_schema
     overrides = parse_settings(args.set or [], schema)
-    flags = {"index_dir": args.index, "chroma_url": args.chroma_url, "model": args.model,
-             "retrieval_mode": args.mode, "k": args.k}
+    flags = {**index_overrides(args), "model": args.model, "retrieval_mode": args.mode, "k": args.k}
     overrides.update({name: value for name, value in flags.items() if value is not None})
     context = api.method_context(args.method, overrides)
     validate_question(args.question)  # before the server starts loading for nothing
@@ -208,6 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     def with_index(sub):
         sub.add_argument("--index", help="index directory (default: $DISAMBIG_INDEX, else a per-user data dir)")
         sub.add_argument("--chroma-url", help="use a Chroma server instead of the embedded store")
+        add_index_flags(sub, shared=sub.prog.endswith(" chat"))
         return sub
 
     ingest = with_index(commands.add_parser("ingest", help="add documents (JSONL, .txt, .md, directories)"))
@@ -245,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat = with_index(commands.add_parser("chat", help="terminal chat: streamed answers, clarification, saved threads"))
     chat.add_argument("--thread", help="thread id to continue (default: a new one, printed at start)")
     chat.add_argument("--db", help="SQLite file for threads (default: chat.sqlite in the per-user data dir)")
-    chat.add_argument("--database-url", help="PostgreSQL URL for threads instead of SQLite (default $DISAMBIG_DATABASE_URL)")
+    chat.add_argument("--database-url", help=SHARED_HELP)
     chat.add_argument("--method", help="method that answers each message (default auto; see `disambig methods`)")
     chat.add_argument("--model", help="local, local-small, gguf:PATH or openai:NAME (default $DISAMBIG_MODEL or local)")
     chat.add_argument("--mode", choices=["dense", "sparse", "hybrid"], help="retriever (default hybrid)")
@@ -264,7 +267,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--backend", choices=["dev", "postgres"],
                        help="dev: langgraph dev, in memory, no auth (default); postgres: Aegra on PostgreSQL with "
                             "API keys (default $DISAMBIG_SERVE_BACKEND)")
-    serve.add_argument("--database-url", help="PostgreSQL URL for --backend postgres (default $DISAMBIG_DATABASE_URL)")
+    serve.add_argument("--database-url", help="PostgreSQL URL for --backend postgres (default $DISAMBIG_DATABASE_URL); "
+                       "it holds the index too unless $DISAMBIG_INDEX names a directory (the index alone: $DISAMBIG_INDEX_URL)")
+    add_index_flags(serve, shared=True)
     serve.set_defaults(run=cmd_serve)
 
     from agent.evaluation.command import add_eval_parser

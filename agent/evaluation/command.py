@@ -19,6 +19,9 @@ def add_eval_parser(commands) -> argparse.ArgumentParser:
     sub.add_argument("--model", help="local, local-small, gguf:PATH or openai:NAME (default $DISAMBIG_MODEL or local)")
     sub.add_argument("--out", required=True, metavar="DIR", help="where predictions, summary and plots go")
     sub.add_argument("--index", help="index directory (default: $DISAMBIG_INDEX, else a per-user data dir)")
+    from agent.app.index_flags import add_index_flags
+
+    add_index_flags(sub)
     sub.add_argument("--mode", choices=["dense", "sparse", "hybrid"], help="retriever (default hybrid)")
     sub.add_argument("--k", type=int, help="passages to retrieve")
     sub.add_argument("--set", action="append", metavar="NAME=VALUE", help="a method setting (any method that has it)")
@@ -35,6 +38,7 @@ def add_eval_parser(commands) -> argparse.ArgumentParser:
 
 
 def cmd_eval(args) -> int:
+    from agent.app.index_flags import index_overrides
     from agent.errors import InputError
     from agent.evaluation.report import markdown_table
     from agent.evaluation.runner import EvalConfig, run_eval
@@ -50,7 +54,8 @@ def cmd_eval(args) -> int:
         settings[name] = raw
     config = EvalConfig(
         dataset=args.dataset, data=args.data, methods=methods, out=args.out, model=args.model or "", ids=args.ids,
-        limit=args.limit, sample=args.sample, seed=args.seed, index_dir=args.index, retrieval_mode=args.mode,
+        limit=args.limit, sample=args.sample, seed=args.seed, index_dir=args.index, index=index_overrides(args),
+        retrieval_mode=args.mode,
         k=args.k, settings=settings, concurrency=args.concurrency, cache=args.cache, universe=args.universe,
         judge_model=args.judge_model, qa_model=args.qa_model, progress=not args.quiet,
     )

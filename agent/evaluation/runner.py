@@ -29,7 +29,7 @@ from agent.usage import COUNTERS
 
 # Settings that change how fast a run goes, not what it answers: left out of the settings hash.
 OPERATIONAL = {"concurrency", "request_timeout", "max_retries", "local_threads", "local_parallel", "chroma_url",
-               "index_dir", "model"}
+               "index_dir", "index_url", "read_url", "model"}
 
 
 @dataclass
@@ -44,6 +44,7 @@ class EvalConfig:
     sample: int | None = None
     seed: int = 0
     index_dir: str | None = None
+    index: dict[str, Any] = field(default_factory=dict)  # index flags (agent/app/index_flags.py): PostgreSQL, replicas
     retrieval_mode: str | None = None
     k: int | None = None
     settings: dict[str, Any] = field(default_factory=dict)
@@ -89,11 +90,11 @@ def settings_hash(context, universe: str) -> tuple[str, dict]:
     return digest, settings
 
 
-def _index_fingerprint(index_dir: str) -> str:
-    from agent.retrieval.index import IndexStore
+def _index_fingerprint(context) -> str:
+    from agent.retrieval.retriever import open_store
 
-    store = IndexStore(index_dir)
-    return f"index:{store.path.resolve()}@{store.generation()}"
+    store = open_store(context)
+    return f"index:{store.path if context.index_url else store.path.resolve()}@{store.generation()}"
 
 
 def _method_contexts(config: EvalConfig, model_name: str) -> dict:
@@ -104,7 +105,7 @@ def _method_contexts(config: EvalConfig, model_name: str) -> dict:
 
     contexts, used = {}, set()
     flags = {"model": model_name, "index_dir": config.index_dir, "retrieval_mode": config.retrieval_mode,
-             "k": config.k}
+             "k": config.k, **{name: value for name, value in config.index.items() if value is not None}}
     for method in config.methods:
         known = {f.name for f in fields(load_method(method).builder.context_schema)}
         used.update(known & set(config.settings))
@@ -189,7 +190,7 @@ def run_eval(config: EvalConfig) -> dict:
         from agent.retrieval.retriever import get_retriever
 
         get_retriever(next(iter(contexts.values()))).store.collection
-    universe = "fixed" if fixed else _index_fingerprint(next(iter(contexts.values())).index_dir)
+    universe = "fixed" if fixed else _index_fingerprint(next(iter(contexts.values())))
     hashes = {m: settings_hash(c, universe) for m, c in contexts.items()}
 
     records: dict[tuple, dict] = {}

@@ -43,6 +43,8 @@ def passage_text(passage: dict) -> str:
 class IndexStore:
     """One index directory. Safe to share between threads; open one per process."""
 
+    backend = "embedded"
+
     def __init__(self, index_dir: str, chroma_url: str = "", embedder_name: str = "minilm", create: bool = False):
         self.path = Path(index_dir).expanduser()
         if not create and not (self.path / "passages.sqlite").exists():
@@ -99,6 +101,10 @@ class IndexStore:
     def count(self) -> int:
         with self._db() as db:
             return db.execute("SELECT COUNT(*) FROM passages").fetchone()[0]
+
+    def documents_count(self) -> int:
+        with self._db() as db:
+            return db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
 
     def generation(self) -> str:
         """Changes whenever the passages change (ids are never reused): the eval settings hash."""

@@ -39,7 +39,8 @@ class Retriever:
     """Search one index. Thread-safe. Each call answers from one SQLite snapshot: a hit from
     the vector store or the BM25 matrix is kept only when the content hash it was indexed
     with equals that snapshot's passage, so every result is complete and of one version even
-    while a write (or a killed one) leaves a store behind."""
+    while a write (or a killed one) leaves a store behind. A PostgreSQL index (pg_index.py)
+    answers each call from one transaction snapshot instead, on a read replica if it has one."""
 
     def __init__(self, store: IndexStore):
         self.store = store
@@ -103,6 +104,18 @@ class Retriever:
             for query in queries
         ]
 
+    def _hits(self, queries: list[str], mode: Mode, depth: int):
+        """(version, dense hits, sparse hits, {id: passage} of that version's rows): hits are
+        (id, content hash indexed, score) lists per query, None for a retriever not asked."""
+        if getattr(self.store, "backend", "embedded") == "postgresql":  # one transactional snapshot: nothing to check
+            return self.store.hits(queries, self.embed_queries(queries) if mode != "sparse" else None, mode, depth)
+        dense_current, version = self._maintain()
+        dense = self._dense_hits(queries, depth if dense_current else 2 * depth + 10) if mode != "sparse" else None
+        sparse = self._sparse_hits(queries, depth, version) if mode != "dense" else None
+        wanted = {i for hits in (dense or []) + (sparse or []) for i, _, _ in hits}
+        version, rows = self.store.snapshot(sorted(wanted))
+        return version, dense, sparse, rows
+
     def search_with_version(self, queries: list[str], mode: Mode = "hybrid", k: int = 5,
                             depth: int | None = None) -> tuple[int, list[list[dict]]]:
         """Top-k passages for each query and the passage-table version they all come from.
@@ -116,12 +129,8 @@ class Retriever:
         if not queries:
             return 0, []
         record(retriever_calls=len(queries))
-        dense_current, version = self._maintain()
         depth = k if mode != "hybrid" else max(depth or 2 * k, k, 20)
-        dense = self._dense_hits(queries, depth if dense_current else 2 * depth + 10) if mode != "sparse" else None
-        sparse = self._sparse_hits(queries, depth, version) if mode != "dense" else None
-        wanted = {i for hits in (dense or []) + (sparse or []) for i, _, _ in hits}
-        version, rows = self.store.snapshot(sorted(wanted))
+        version, dense, sparse, rows = self._hits(queries, mode, depth)
 
         def valid(hits: list[tuple[str, str | None, float]]) -> list[tuple[str, float]]:
             return [(i, s) for i, h, s in hits
@@ -163,8 +172,27 @@ _OPENING = threading.Lock()
 
 
 @lru_cache(maxsize=8)
-def _retriever(index_dir: str, chroma_url: str, embedder: str) -> Retriever:
+def _retriever(index_dir: str, chroma_url: str, embedder: str, index_url: str = "", read_url: str = "") -> Retriever:
+    if index_url:
+        from agent.retrieval.pg_index import PgIndexStore
+
+        return Retriever(PgIndexStore(index_url, split_urls(read_url), embedder))
     return Retriever(IndexStore(index_dir, chroma_url, embedder))
+
+
+def split_urls(value: str | list[str] | None) -> list[str]:
+    """Read replica URLs from a comma list or repeated flags."""
+    values = [value] if isinstance(value, str) else list(value or [])
+    return [url.strip() for each in values for url in each.split(",") if url.strip()]
+
+
+def open_store(context: Context, create: bool = False):
+    """The index the context names: PostgreSQL when `index_url` is set, else the directory."""
+    if context.index_url:
+        from agent.retrieval.pg_index import PgIndexStore
+
+        return PgIndexStore(context.index_url, split_urls(context.read_url), context.embedding_model, create=create)
+    return IndexStore(context.index_dir, context.chroma_url, context.embedding_model, create=create)
 
 
 _registered: dict[str, Retriever] = {}
@@ -184,6 +212,8 @@ def get_retriever(context: Context) -> Retriever:
     if (registered := _registered.get(context.index_dir)) is not None:
         return registered
     with _OPENING:  # concurrent first asks share one retriever instead of racing to open the index twice
+        if context.index_url:
+            return _retriever("", "", context.embedding_model, context.index_url, context.read_url)
         return _retriever(os.path.abspath(os.path.expanduser(context.index_dir)), context.chroma_url, context.embedding_model)
 
 

@@ -139,8 +139,7 @@ def _apply(store, block: list[_Pending], counts: dict, progress) -> None:
 
 
 def _documents_total(store) -> int:
-    with store._db() as db:
-        return db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+    return store.documents_count()
 
 
 def delete_documents(store, doc_ids: list[str], missing_ok: bool = False) -> dict[str, int]:
@@ -161,6 +160,8 @@ def delete_documents(store, doc_ids: list[str], missing_ok: bool = False) -> dic
 
 def stats(store) -> dict:
     """Sizes, encoder, last update and whether SQLite, Chroma and BM25 hold the same passages."""
+    if getattr(store, "backend", "embedded") != "embedded":
+        return store.stats()  # PostgreSQL checks its tables in one snapshot (agent/retrieval/pg_search.py)
     settings = store.settings()
     passages = {row[0]: content_id(row[1], row[2]) for row in store.all_passages()}
     vectors = store.vector_hashes()
@@ -183,7 +184,7 @@ def stats(store) -> dict:
     check["consistent"] = (not any(v for k, v in check.items() if k.startswith(("vectors", "sparse_m", "sparse_o")))
                            and check["sparse_current"])
     return {
-        "index": str(store.path), "documents": _documents_total(store), "chunks": len(passages),
+        "index": str(store.path), "backend": "embedded", "documents": _documents_total(store), "chunks": len(passages),
         "vectors": len(vectors), "sparse_passages": len(sparse_ids), "size_bytes": _size(store.path),
         "encoder": store.embedder_name, "chroma": store.chroma_url or "embedded",
         "version": version, "sparse_version": sparse_version,

@@ -1,0 +1,55 @@
+"""The PostgreSQL index's tables (the README's deployment section prints the same DDL).
+
+- `disambig_passages`: one row per passage with its document, content hash, token count (BM25's
+  document length) and its vector in a pgvector column with an HNSW index (cosine).
+- `disambig_postings` (term, passage, tf): BM25's inverted index; `disambig_terms` (term, df)
+  its document frequencies. Sparse scores are computed in SQL from these (pg_search.py).
+- `disambig_documents`: fingerprints and origins, what `ingest` compares and `--sync` deletes by.
+- `disambig_settings`: version (bumped by every write transaction), passage count and total
+  length (BM25's N and average length), the mean idf (rank_bm25's floor for common terms) and the
+  version it was computed at, the embedder and its dimension.
+"""
+
+from __future__ import annotations
+
+SEQUENCE = "disambig_passage_seq"
+
+
+def ddl(dimension: int) -> list[str]:
+    return [
+        "CREATE EXTENSION IF NOT EXISTS vector",
+        "CREATE TABLE IF NOT EXISTS disambig_settings (key text PRIMARY KEY, value text NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS disambig_documents (id text PRIMARY KEY, fingerprint text NOT NULL, "
+        "origin text NOT NULL, updated double precision NOT NULL)",
+        f"CREATE SEQUENCE IF NOT EXISTS {SEQUENCE}",
+        "CREATE TABLE IF NOT EXISTS disambig_passages (id text PRIMARY KEY, seq bigint NOT NULL, "
+        "doc_id text NOT NULL, title text NOT NULL, text text NOT NULL, source text NOT NULL, "
+        f"metadata text NOT NULL, hash text NOT NULL, length integer NOT NULL, embedding vector({dimension}) NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS disambig_passages_doc ON disambig_passages (doc_id)",
+        "CREATE INDEX IF NOT EXISTS disambig_passages_embedding ON disambig_passages "
+        "USING hnsw (embedding vector_cosine_ops)",
+        "CREATE TABLE IF NOT EXISTS disambig_postings (term text NOT NULL, passage text NOT NULL "
+        "REFERENCES disambig_passages (id) ON DELETE CASCADE, tf integer NOT NULL, PRIMARY KEY (term, passage)) ",
+        "CREATE INDEX IF NOT EXISTS disambig_postings_passage ON disambig_postings (passage)",
+        "CREATE TABLE IF NOT EXISTS disambig_terms (term text PRIMARY KEY, df integer NOT NULL)",
+    ]
+
+
+TABLES = ("disambig_passages", "disambig_postings", "disambig_terms", "disambig_documents", "disambig_settings")
+LOCK_KEY = 0x6469_7361_6d62  # pg_advisory_lock key of the index's single writer ("disamb")
+
+
+def create(connection, dimension: int, embedder_name: str) -> dict[str, str]:
+    """Create what is missing (under the writer's lock, so two first ingests do not race) and
+    return the settings; an index built with another embedder is refused by the caller."""
+    with connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        for statement in ddl(dimension):
+            connection.execute(statement)
+        connection.execute("INSERT INTO disambig_settings VALUES ('embedder', %s), ('dimension', %s) "
+                           "ON CONFLICT (key) DO NOTHING", (embedder_name, str(dimension)))
+        return dict(connection.execute("SELECT key, value FROM disambig_settings").fetchall())
+
+
+def exists(connection) -> bool:
+    return connection.execute("SELECT to_regclass('disambig_passages') IS NOT NULL").fetchone()[0]

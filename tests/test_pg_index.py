@@ -1,0 +1,148 @@
+"""The PostgreSQL index against real servers: an ingest killed with SIGKILL, a streaming read
+replica (visibility lag, a killed replica), one server holding threads and the index, and the
+one-line errors. The shared lifecycle and concurrency tests run on both backends elsewhere
+(tests/test_index_lifecycle.py, tests/test_concurrent_ingest.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import psycopg
+import pytest
+
+from agent.errors import IndexMissingError
+from agent.retrieval.corpus import Document
+from agent.retrieval.pg_index import PgIndexStore
+from agent.retrieval.retriever import Retriever
+from agent.retrieval.updates import ingest, stats
+from tests.index_backends import embedder  # noqa: F401  (fixture)
+from tests.test_index import write_corpus
+
+
+def committed(url: str) -> int:
+    try:
+        with psycopg.connect(url) as connection:
+            return connection.execute("SELECT count(*) FROM disambig_passages").fetchone()[0]
+    except psycopg.errors.UndefinedTable:
+        return 0
+
+
+def test_ingest_killed_with_sigkill_leaves_whole_batches_and_a_rerun_completes(tmp_path, index_database_url):
+    corpus = tmp_path / "docs.jsonl"
+    write_corpus(corpus, 700)
+    command = [sys.executable, "-m", "agent.app.cli", "ingest", str(corpus), "--database-url", index_database_url, "--quiet"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ.copy())
+    deadline = time.time() + 300
+    while time.time() < deadline and process.poll() is None and committed(index_database_url) < 1:
+        time.sleep(0.2)
+    time.sleep(0.5)  # into the next batch: its embedding or its transaction
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    partial = committed(index_database_url)
+    assert 0 < partial < 700, "the run finished before it could be killed; enlarge the corpus"
+    check = stats(PgIndexStore(index_database_url))["check"]
+    # whatever the kill interrupted, the committed state is whole: vectors, postings, term counts
+    # and corpus statistics agree (only the stored mean idf may be behind: sparse_current)
+    assert {name: value for name, value in check.items() if isinstance(value, int) and not isinstance(value, bool)
+            and value} == {}
+    rerun = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy())
+    assert rerun.returncode == 0, rerun.stderr
+    store = PgIndexStore(index_database_url)
+    ids = [row[0] for row in store.all_passages()]
+    assert len(ids) == len(set(ids)) == 700 and stats(store)["check"]["consistent"]
+
+
+def doc(doc_id: str, text: str) -> Document:
+    return Document(doc_id, doc_id, text, f"test:{doc_id}", "")
+
+
+def search_ids(retriever, query: str, mode: str = "sparse") -> list[str]:
+    return [p["id"] for p in retriever.search(query, mode, 5)]
+
+
+def test_a_streaming_replica_answers_sees_writes_within_a_bounded_lag_and_falls_back_when_killed(
+        pgvector, index_database_url, embedder):
+    primary = PgIndexStore(index_database_url, create=True)
+    ingest(primary, [doc(f"d{i}", f"passage {i} about engines and rivers") for i in range(20)])
+    with pgvector.standby() as standby:
+        replica_url = standby.database_url(index_database_url.rsplit("/", 1)[1])
+        store = PgIndexStore(index_database_url, [replica_url])
+        reader = Retriever(store)
+        replica_host, primary_host = replica_url.split("@")[1], index_database_url.split("@")[1]
+        deadline = time.time() + 30
+        while not search_ids(reader, "engines") and time.time() < deadline:  # the base backup is there at once
+            time.sleep(0.1)
+        before = store.connections.reads.get(replica_host, 0)
+        for mode in ("dense", "sparse", "hybrid"):
+            assert len(reader.search("engines rivers", mode, 5)) == 5
+        assert store.connections.reads[replica_host] == before + 3  # the replica answered, not the primary
+        assert store.connections.reads.get(primary_host, 0) == 0
+
+        written = time.monotonic()
+        ingest(primary, [doc("news", "zeppelin airship over the harbour")])
+        while "news" not in search_ids(reader, "zeppelin airship") and time.monotonic() - written < 10:
+            time.sleep(0.02)
+        lag = time.monotonic() - written
+        assert "news" in search_ids(reader, "zeppelin airship") and lag < 10  # bounded lag (seconds)
+        print(f"replica visibility lag {lag * 1000:.0f} ms")
+
+        failures, answered, stop = [], [], threading.Event()
+
+        def keep_asking():
+            while not stop.is_set():
+                try:
+                    answered.append(search_ids(reader, "zeppelin airship", "hybrid"))
+                except Exception as error:  # any failed request fails the test
+                    failures.append(repr(error))
+
+        client = threading.Thread(target=keep_asking)
+        client.start()
+        time.sleep(0.5)
+        standby.kill()
+        served_before = store.connections.reads.get(primary_host, 0)
+        time.sleep(2.0)
+        stop.set()
+        client.join()
+        assert not failures and len(answered) > 5 and all(ids and ids[0] == "news" for ids in answered)
+        assert store.connections.reads.get(primary_host, 0) > served_before  # the primary took over
+
+
+def test_one_server_holds_the_threads_and_the_index(index_database_url, embedder, scripted, capsys, monkeypatch):
+    """`chat --database-url URL` with no index directory keeps both in that database."""
+    import io
+
+    from agent.app.cli import main
+    from tests.test_vanilla import SYNTHESIS
+
+    ingest(PgIndexStore(index_database_url, create=True),
+           [doc("hp-1", "HP is Hewlett-Packard, a company making printers."), doc("hp-2", "Rivers flow to the sea."),
+            doc("hp-3", "Engines burn fuel.")])
+    scripted.rules.append(("", SYNTHESIS))
+    monkeypatch.delenv("DISAMBIG_INDEX", raising=False)
+    monkeypatch.setattr("sys.stdin", io.StringIO("What is HP?\n/quit\n"))
+    code = main(["chat", "--thread", "both", "--model", "scripted", "--method", "vanilla", "--no-clarify",
+                 "--database-url", index_database_url])
+    out = capsys.readouterr().out
+    assert code == 0 and "assistant>" in out
+    with psycopg.connect(index_database_url) as connection:
+        assert connection.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0] == 1
+        assert connection.execute("SELECT count(*) FROM disambig_passages").fetchone()[0] == 3
+
+
+def test_missing_index_and_bad_urls_are_one_line_errors(index_database_url, capsys):
+    from agent.app.cli import main
+
+    with pytest.raises(IndexMissingError, match="disambig ingest"):
+        PgIndexStore(index_database_url)
+    assert main(["stats", "--database-url", "mysql://x@y/z"]) == 1
+    assert "must start with postgresql://" in capsys.readouterr().err
+    from bench.postgres import free_port
+
+    assert main(["search", "x", "--database-url", f"postgresql://bob:pw-s3cret@127.0.0.1:{free_port()}/d"]) == 1
+    err = capsys.readouterr().err
+    assert "pw-s3cret" not in err and err.strip().startswith("disambig: error: cannot connect to PostgreSQL at 127.0.0.1:")
