@@ -95,6 +95,10 @@ class Context:
     )
     temperature: float = field(default=0.0, metadata={"description": "Sampling temperature"})
     max_tokens: int = field(default=700, metadata={"description": "Completion token cap per LLM call"})
+    max_answer_tokens: int = field(default=250, metadata={
+        "description": "Completion token cap of the synthesis call (readings + prose): bounds the wait and a loop"})
+    compress_passages: bool = field(default=True, metadata={
+        "description": "Send the synthesis prompt only each passage's first sentence and those bearing on the question"})
     concurrency: int = _env_field("DISAMBIG_CONCURRENCY", 4, int, "Parallel LLM calls at most")
     request_timeout: float = _env_field("DISAMBIG_TIMEOUT", 120.0, float, "Seconds per LLM request")
     max_retries: int = _env_field("DISAMBIG_MAX_RETRIES", 2, int, "Retries per LLM request (5xx, timeouts)")

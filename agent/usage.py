@@ -27,6 +27,7 @@ COUNTERS = (
     "dropped_interpretations",  # interpretations not grounded in their cited passage, or not distinct
     "cached_replies",  # replies replayed from `disambig eval`'s response cache: no live latency
     "llm_rounds",  # sequential rounds of LLM calls: calls made side by side count once
+    "loops_stopped",  # streamed answers cut off (and their request closed) when the model repeated itself
 )
 
 

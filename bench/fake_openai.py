@@ -1,7 +1,8 @@
 """A fake OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks.
 
 `FakeOpenAI(reply=..., latency=0.1)` serves `/v1/chat/completions` (plain and streaming) and
-`/v1/models`; `faults` lets a test script failures per request: a list of "503", "timeout",
+`/v1/models`; with `chunk_delay` a stream goes out 16 characters at a time and `streams` records
+how much of it was sent before the client hung up (a looping reply shows whether it was cancelled); `faults` lets a test script failures per request: a list of "503", "timeout",
 "garbage" or None (normal) consumed one per request, or a function of the request number.
 """
 
@@ -34,6 +35,9 @@ class FakeOpenAI:
         self.chunk_delay = chunk_delay  # seconds between streamed chunks (0: the whole stream in one write)
         self.report_usage = report_usage  # False: usage 0, so the client counts the tokens it sent
         self.requests: list[dict] = []
+        # per chunk-by-chunk stream: chunks planned (16 characters each, then the end), chunks sent
+        # before the client closed the connection, whether it did, and whether the stream is over
+        self.streams: list[dict] = []
         self._lock = threading.Lock()
         fake = self
 
@@ -94,13 +98,18 @@ class FakeOpenAI:
                 self.send_header("Connection", "close")
                 self.end_headers()
                 self.close_connection = True
+                stream = {"chunks": len(lines), "sent": 0, "closed_by_client": False, "over": False}
+                fake.streams.append(stream)
                 try:
                     for line in lines:
                         self.wfile.write(line.encode())
                         self.wfile.flush()
+                        stream["sent"] += 1
                         time.sleep(fake.chunk_delay)
                 except (BrokenPipeError, ConnectionResetError):
-                    pass
+                    stream["closed_by_client"] = True  # the client cancelled: stop generating
+                finally:
+                    stream["over"] = True
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

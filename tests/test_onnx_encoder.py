@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_onnx_vectors_match_the_torch_encoder_on_every_demo_passage():
-    from agent.retrieval.embeddings import TorchMiniLM
+    from agent.retrieval.minilm_torch import TorchMiniLM
 
     path = onnx_minilm.ensure_exported()
     stamp = json.loads(path.with_suffix(".verified").read_text())

@@ -94,8 +94,9 @@ def test_interpretations_repeated_word_for_word_merge_their_citations(scripted, 
         ("What is HP, the company?", ids[1:3]), ("What is hp, the unit?", [ids[4]])]
 
 
-def test_a_looping_answer_keeps_each_sentence_once(scripted, demo_index):
+def test_a_looping_answer_is_stopped_at_the_first_repeat(scripted, demo_index):
     loop = "HP is a unit of power [5]. " * 4 + "HP is also hit points [4]. hp is a unit of power."
     scripted.rules.append(("Reply with JSON", json.dumps({"interpretations": [], "answer": loop})))
     result = api.ask("What is HP?", "vanilla", context(demo_index))
-    assert result["answer"] == "HP is a unit of power [5]. HP is also hit points [4]."
+    assert result["answer"] == "HP is a unit of power [5]."  # what followed the loop was never read
+    assert result["usage"]["loops_stopped"] == 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from typing import Any, TypeVar
+from typing import Any, Callable, TypeVar
 
 import openai
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
@@ -22,6 +22,7 @@ from agent.context import Context
 from agent.errors import ModelOutputError, ModelUnavailableError
 from agent.llm.models import endpoint, get_chat_model
 from agent.llm.prompts import fragment, render
+from agent.llm.streaming import ShownSentences, stream_sentences
 from agent.retrieval.tokens import count_tokens
 from agent.usage import emit, record, record_round
 
@@ -51,39 +52,42 @@ def _partial_object(text: str) -> dict | None:
         return None
 
 
-def _invoke_once(context: Context, messages: list[BaseMessage], bind: dict, stream_field: str | None) -> AIMessage:
+def _invoke_once(context: Context, messages: list[BaseMessage], bind: dict, stream_field: str | None,
+                 shown: ShownSentences | None) -> AIMessage:
     model = get_chat_model(context)
     if bind:
         model = model.bind(**bind)
     if stream_field is None:
         return model.invoke(messages, config=INTERNAL)
-    reply, shown = None, ""
-    for chunk in model.stream(messages, config=INTERNAL):
-        reply = chunk if reply is None else reply + chunk
-        partial = _partial_object(str(reply.content))
-        value = partial.get(stream_field) if isinstance(partial, dict) else None
-        if isinstance(value, str) and len(value) > len(shown) and value.startswith(shown):
-            emit({"event": "token", "text": value[len(shown):]})
-            shown = value
+    reply, content, looped = stream_sentences(model, messages, stream_field, shown or ShownSentences(), INTERNAL,
+                                             _partial_object)
     if reply is None:
         return AIMessage("")
-    return AIMessage(content=reply.content, usage_metadata=reply.usage_metadata, response_metadata=reply.response_metadata)
+    usage = reply.usage_metadata
+    if looped:  # the request was closed before the server's usage report: count what it sent
+        record(loops_stopped=1)
+        usage = {"input_tokens": 0, "output_tokens": count_tokens(str(reply.content)), "total_tokens": 0}
+    return AIMessage(content=content, usage_metadata=usage, response_metadata=reply.response_metadata)
 
 
 def call_model(
     context: Context, messages: list[BaseMessage], *, bind: dict | None = None, stream_field: str | None = None,
-    max_tokens: int | None = None,
+    max_tokens: int | None = None, shown: ShownSentences | None = None,
 ) -> AIMessage | None:
     """One model call with bounded retries; None when every attempt timed out or failed.
     `max_tokens` caps this call's completion below the context's cap (a node knows how long
-    its answer can be; an uncapped small model that loops runs to the global cap)."""
+    its answer can be; an uncapped small model that loops runs to the global cap).
+    `stream_field`: stream that string field of the JSON reply to the user sentence by sentence
+    (agent/llm/streaming.py: only sentences that stand are shown, a loop stops the request);
+    `shown` carries what was shown across retries and the `stands` check."""
+    shown = shown or ShownSentences()
     bind = dict(bind or {})
     if max_tokens:
         bind["max_tokens"] = min(max_tokens, context.max_tokens)
     for attempt in range(context.max_retries + 1):
         record_round()
         try:
-            reply = _invoke_once(context, messages, bind, stream_field)
+            reply = _invoke_once(context, messages, bind, stream_field, shown)
             _record_usage(messages, reply)
             return reply
         except openai.APITimeoutError:
@@ -152,12 +156,21 @@ def parse_json_reply(text: str, schema: type[Schema]) -> Schema:
 
 def generate_structured(
     context: Context, schema: type[Schema], prompt: str, *, stream_field: str | None = None,
-    max_tokens: int | None = None, **values: Any
+    max_tokens: int | None = None, stands: Callable[[str], bool] | None = None, **values: Any
 ) -> Schema | None:
-    """A `schema` instance from prompt file `prompt`; retried once when malformed, then None."""
+    """A `schema` instance from prompt file `prompt`; retried once when malformed, then None.
+
+    `stream_field` names a string field shown to the user while it streams, a sentence at a
+    time: a sentence is shown only once it is complete, does not repeat the text before it and
+    `stands(sentence)` is true (default: it is not cut off), so nothing shown is withdrawn
+    later; a failing sentence is withheld and the stream goes on. A repeated sentence or run
+    of 8 words ends the request there (counted as `loops_stopped`; the field keeps the text
+    before the repeat)."""
     bind, messages = _structured_request(context, schema, render(prompt, **values))
+    shown = ShownSentences(stands)
     for attempt in range(2):
-        reply = call_model(context, messages, bind=bind, stream_field=stream_field, max_tokens=max_tokens)
+        reply = call_model(context, messages, bind=bind, stream_field=stream_field, max_tokens=max_tokens,
+                           shown=shown)
         if reply is None:
             return None
         try:

@@ -56,6 +56,11 @@ class Document:
         return hashlib.sha1(payload.encode("utf-8")).hexdigest()[:16]
 
 
+def passage_text(passage: dict) -> str:
+    """What is embedded for a passage."""
+    return f"{passage['title']}: {passage['text']}" if passage["title"] else passage["text"]
+
+
 def content_id(title: str, text: str) -> str:
     """A hash of a passage's title and text: what a stored vector is checked against."""
     return hashlib.sha1(f"{title}\n{text}".encode("utf-8")).hexdigest()[:16]

@@ -28,16 +28,13 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from agent.retrieval.bm25 import BM25Index, tokenize
-from agent.retrieval.corpus import content_id
+from agent.retrieval.corpus import content_id, passage_text
 from agent.retrieval.embeddings import ChromaEmbeddings, get_embedder
 from agent.errors import IndexMissingError, InputError
 from agent.retrieval import storage
 from agent.retrieval.updates import ingest  # noqa: F401  (kept here for existing callers)
 
 BATCH = 256  # passages embedded and committed together (bigger batches pad less)
-def passage_text(passage: dict) -> str:
-    """What is embedded for a passage."""
-    return f"{passage['title']}: {passage['text']}" if passage["title"] else passage["text"]
 
 
 class IndexStore:

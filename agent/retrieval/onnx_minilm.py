@@ -26,6 +26,7 @@ import numpy as np
 
 from agent.context import cache_dir
 from agent.errors import ModelUnavailableError
+from agent.retrieval.minilm_torch import TorchMiniLM, offline_quiet_environment, torch_threads
 
 MAX_TOKENS = 256  # sentence_bert_config.json's max_seq_length (tokenizer.json says 128: ST overrides it)
 MIN_COSINE = 0.999  # an export whose vectors differ more from the torch encoder's is refused
@@ -69,11 +70,12 @@ def _tokenizer():
 
 def demo_texts() -> list[str]:
     """Every demo passage as the index embeds it: the export is checked on these."""
-    from agent.app.cli import demo_corpus_path
-    from agent.retrieval.corpus import ReadReport, read_passages
-    from agent.retrieval.index import passage_text
+    from importlib import resources
 
-    return [passage_text(p) for p in read_passages([demo_corpus_path()], ReadReport())]
+    from agent.retrieval.corpus import ReadReport, passage_text, read_passages
+
+    corpus = str(resources.files("agent").joinpath("data", "demo_corpus.jsonl"))
+    return [passage_text(p) for p in read_passages([corpus], ReadReport())]
 
 
 def export_onnx(force: bool = False, check_texts: list[str] | None = None) -> Path:
@@ -105,8 +107,6 @@ def _export_and_compare(path: Path, check_texts: list[str] | None) -> tuple[floa
     vectors and the sentence-transformers encoder's over the check texts, and their count."""
     import torch
     from transformers import AutoModel
-
-    from agent.retrieval.embeddings import TorchMiniLM, offline_quiet_environment
 
     offline_quiet_environment()
     bert = AutoModel.from_pretrained(str(model_dir()), attn_implementation="eager").eval()
@@ -150,8 +150,6 @@ class OnnxMiniLM:
 
     def __init__(self, path: Path | None = None, batch_size: int = 64):
         import onnxruntime
-
-        from agent.retrieval.embeddings import torch_threads
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = torch_threads()

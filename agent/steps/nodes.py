@@ -14,6 +14,7 @@ from agent.llm.answers import cited_ids, clean_answer, folded, uncut
 from agent.llm.prompts import format_passages
 from agent.retrieval.retriever import get_retriever
 from agent.llm.schemas import ANSWER_CAP, QUESTION_CAP, Synthesis
+from agent.steps.compression import compress_passages
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, grounded_output
 from agent.state import RAGState
 from agent.usage import tracked
@@ -71,15 +72,26 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context]) -> dict:
     if not passages:
         return answer_update(NO_PASSAGES, [], abstained=True)
     guidance = state.get("guidance") or ""
+    context = runtime.context
     synthesis = generate_structured(
-        runtime.context, Synthesis, "synthesize_answer", stream_field="answer",
-        question=state["question"], passages=format_passages(passages, getattr(runtime.context, "passage_chars", 900)),
-        guidance=f"\n{guidance}\n" if guidance else "",
+        context, Synthesis, "synthesize_answer", stream_field="answer", max_tokens=context.max_answer_tokens,
+        question=state["question"], guidance=f"\n{guidance}\n" if guidance else "",
+        passages=format_passages(prompt_passages(context, state["question"], passages),
+                                 getattr(context, "passage_chars", 900)),
     )
     if synthesis is None:
         return answer_update(MODEL_FAILED, [], abstained=True)
     return grounded_update(runtime.context, state["question"], final_interpretations(state, synthesis, passages),
                            passages, synthesis.answer)
+
+
+def prompt_passages(context: Context, question: str, passages: list[dict]) -> list[dict]:
+    """The passages as the synthesis prompt shows them: with `compress_passages`, only the
+    sentences bearing on the question (agent/steps/compression.py); the checks after the
+    model always read the whole passages."""
+    if not context.compress_passages:
+        return passages
+    return compress_passages(question, passages, get_retriever(context).embed_queries)
 
 
 def final_interpretations(state: RAGState, synthesis: Synthesis, passages: list[dict]) -> list[dict]:

@@ -1,0 +1,77 @@
+"""Prompt tokens of the shared synthesis prompt with and without extractive compression.
+
+    .venv/bin/python bench/prompt_compression.py [--split test|tune|all] [--k 5] [--index DIR]
+
+For each demo fixture question: vanilla's retrieval (hybrid, top k), the `synthesize_answer`
+prompt rendered with whole passages and with `compress_passages` (agent/steps/compression.py),
+counted with tiktoken (cl100k). Also a quality proxy that needs no LLM: of the gold answers the
+whole passages hold (>= 80% of their content words in one passage), the share the compressed
+passages still hold. The LLM's quality with the switch on is measured separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def questions(split: str) -> list[dict]:
+    fixture = json.loads((ROOT / "agent" / "data" / "demo_questions.json").read_text())["questions"]
+    if split == "all":
+        return fixture
+    wanted = set((ROOT / "bench" / "splits" / f"demo_{split}.txt").read_text().split())
+    return [q for q in fixture if q["id"] in wanted]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=["test", "tune", "all"], default="all")
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--index", help="an index of the demo corpus (default: built in a temp dir)")
+    args = parser.parse_args()
+
+    from agent.context import Context
+    from agent.llm.prompts import format_passages, render
+    from agent.retrieval.retriever import get_retriever
+    from agent.retrieval.tokens import count_tokens
+    from agent.steps.compression import compress_passages
+    from agent.steps.grounding import answer_support
+    from bench.cost import build_demo_index
+
+    context = Context(index_dir=args.index or build_demo_index(), k=args.k)
+    retriever = get_retriever(context)
+
+    def prompt_tokens(question: str, passages: list[dict]) -> int:
+        messages = render("synthesize_answer", question=question, passages=format_passages(passages), guidance="")
+        return sum(count_tokens(str(m.content)) for m in messages)
+
+    before, after, held, kept = [], [], 0, 0
+    for item in questions(args.split):
+        passages = retriever.search(item["question"], "hybrid", args.k)
+        short = compress_passages(item["question"], passages, retriever.embed_queries)
+        before.append(prompt_tokens(item["question"], passages))
+        after.append(prompt_tokens(item["question"], short))
+        for gold in item["interpretations"]:
+            if any(answer_support(gold["answer"], p["text"]) >= 0.8 for p in passages):
+                held += 1
+                kept += any(answer_support(gold["answer"], p["text"]) >= 0.8 for p in short)
+    cuts = [1 - a / b for a, b in zip(after, before)]
+    print(f"demo fixture ({args.split}, n={len(before)}), k={args.k}, synthesize_answer prompt, tiktoken cl100k")
+    print("| | prompt tokens/q mean | median | min | max |\n|---|---|---|---|---|")
+    for name, values in (("whole passages", before), ("compressed", after)):
+        print(f"| {name} | {statistics.mean(values):.0f} | {statistics.median(values):.0f} | {min(values)} | {max(values)} |")
+    print(f"cut per question: mean {100 * statistics.mean(cuts):.1f}%, min {100 * min(cuts):.1f}%, "
+          f"max {100 * max(cuts):.1f}%")
+    print(f"gold answers held by the passages: {held}; still held after compression: {kept} "
+          f"({100 * kept / max(held, 1):.1f}%)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
