@@ -1,11 +1,14 @@
 """Crash: SIGKILL a production replica while a chat run streams; the other replica carries on from PostgreSQL.
 
 Two `disambig serve --backend postgres` replicas share one database; the fake model answers after
-SLOW seconds so the kill lands while the answering step's model call is in flight.
+SLOW seconds so the kill lands while the answering step's model call is in flight. The killed run's
+row stays "running" until the survivor takes the thread over and marks it interrupted.
 """
 
+import psycopg
 import pytest
 
+from agent.app.run_takeover import MESSAGE
 from agent.steps.clarify import PROMPT
 from bench.fake_openai import FakeOpenAI
 from bench.replicas import Replica, interrupt_of, replica_env, sse_events
@@ -28,6 +31,17 @@ def replicas(postgres, demo_index):
                 replica.stop()
 
 
+def run_rows(url: str, thread: str) -> list[tuple]:
+    """(status, error message) of the thread's runs, oldest first, read straight from PostgreSQL."""
+    with psycopg.connect(url) as connection:
+        return connection.execute("SELECT status, error_message FROM runs WHERE thread_id = %s ORDER BY created_at",
+                                  (thread,)).fetchall()
+
+
+def run_statuses(url: str, thread: str) -> list[str]:
+    return [status for status, _ in run_rows(url, thread)]
+
+
 def run_body(**body) -> dict:
     return {"assistant_id": "chat", "context": {"model": "openai:fake", "downstream": "vanilla"}, "stream_mode": ["custom", "values"], **body}
 
@@ -48,6 +62,7 @@ def test_sigkill_mid_stream_the_other_replica_resumes_from_the_last_checkpoint(r
                     doomed.kill()
                     break
         assert doomed.process.returncode == -9 and "read_message" in seen
+        assert run_statuses(doomed.database_url, streaming) == ["running"]  # nobody is left to end it
 
         state = b.get(f"/threads/{streaming}/state").json()  # the last checkpoint, read by the other replica
         assert [m["content"] for m in state["values"]["messages"]] == ["What is HP?"]  # the message is kept
@@ -62,6 +77,9 @@ def test_sigkill_mid_stream_the_other_replica_resumes_from_the_last_checkpoint(r
         stages = [d["node"] for n, d in events if n == "custom" and d.get("event") == "stage"]
         assert stages, events
         assert stages[0] == "run_method" and "read_message" not in stages  # from the checkpoint, not from scratch
+        # the survivor took the thread over: the dead replica's run is interrupted, none is left running
+        killed, resumed_run = run_rows(doomed.database_url, streaming)
+        assert killed == ("interrupted", MESSAGE) and resumed_run[0] != "running"
         asked = [i for i in (interrupt_of(n, d) for n, d in events) if i]
         assert [o["question"] for o in asked[0]["options"]] == ["What is HP, the company?", "What is hp, the unit?"]
 

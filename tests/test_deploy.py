@@ -111,10 +111,11 @@ def test_threads_belong_to_their_creator(deployment):
                                                                      "context": context})
         assert resumed.status_code in (403, 404)
         assert bob.delete(f"/threads/{thread}").status_code == 404
-        # creating a thread under her id; Aegra may answer it with a 500 and drop the connection, so
-        # this request does not leave a connection for the next one to reuse
-        taken = bob.post("/threads", json={"thread_id": thread}, headers={"Connection": "close"})
-        assert taken.status_code >= 400
+        # creating a thread under her id: a conflict (Aegra alone answered 500), her thread untouched
+        taken = bob.post("/threads", json={"thread_id": thread})
+        assert taken.status_code == 409 and "already in use" in taken.json()["message"]
+        mine = bob.post("/threads", json={"thread_id": guessed})  # a free id is his to take
+        assert mine.status_code == 200 and mine.json()["user_id"] == "bob"
         asked = bob.post(f"/threads/{thread}/runs/stream", json={"assistant_id": "chat", "context": context,
                                                                    "input": {"question": "What is a jaguar?"}})
         assert asked.status_code in (403, 404)

@@ -146,3 +146,36 @@ def test_missing_index_and_bad_urls_are_one_line_errors(index_database_url, caps
     assert main(["search", "x", "--database-url", f"postgresql://bob:pw-s3cret@127.0.0.1:{free_port()}/d"]) == 1
     err = capsys.readouterr().err
     assert "pw-s3cret" not in err and err.strip().startswith("disambig: error: cannot connect to PostgreSQL at 127.0.0.1:")
+
+
+def test_sparse_scores_equal_the_embedded_bm25_whether_common_terms_are_pruned_or_not(index_database_url, embedder,
+                                                                                       monkeypatch):
+    import random
+
+    import agent.retrieval.pg_bm25 as pg_bm25
+    from agent.retrieval.bm25 import BM25Index, tokenize
+
+    draw = random.Random(7)
+    words = [f"w{i}" for i in range(400)]
+    zipf = [1 / (rank + 1) for rank in range(len(words))]
+    documents = [doc(f"d{i}", " ".join(draw.choices(words, zipf, k=draw.randint(5, 60)))) for i in range(400)]
+    store = PgIndexStore(index_database_url, create=True)
+    ingest(store, documents)
+    rows = list(store.all_passages())  # in passage order: the embedded matrix's row order
+    reference = BM25Index.build([i for i, *_ in rows], [tokenize(f"{title} {text}") for _, title, text in rows])
+    queries = [" ".join(draw.choices(words, zipf, k=draw.randint(1, 7))) for _ in range(60)]
+    reader = Retriever(store)
+    outcomes = []
+    original = pg_bm25._pruned
+    monkeypatch.setattr(pg_bm25, "_pruned", lambda *a: outcomes.append(original(*a)) or outcomes[-1])
+    for common, least in ((pg_bm25.COMMON, pg_bm25.MIN_COMMON), (0.2, 0)):  # as shipped; pruning w0..w4-ish
+        monkeypatch.setattr(pg_bm25, "COMMON", common)
+        monkeypatch.setattr(pg_bm25, "MIN_COMMON", least)
+        for query in queries:
+            got = [(p["id"], p["score"]) for p in reader.search(query, "sparse", 10)]
+            # every match ranked, then cut: the embedded argpartition picks any of passages tied at the cut
+            want = [(i, round(s, 6)) for i, s in reference.search(query, len(rows))[:10]]
+            assert [i for i, _ in got] == [i for i, _ in want], query
+            assert all(abs(a - b) <= 2e-6 for (_, a), (_, b) in zip(got, want)), query
+    proved, fell_back = sum(o is not None for o in outcomes), sum(o is None for o in outcomes)
+    assert proved >= 10 and fell_back >= 1  # both ways of answering were taken, with the same rankings

@@ -8,6 +8,10 @@ the FastAPI app named by aegra.json `http.app`; this app carries one ASGI middle
 404, exactly as for a missing thread, when the caller's API key (the same handler and keys as
 `server_auth`) names someone other than the thread's owner. Anonymous requests pass through to
 Aegra's own authentication, which refuses them. No key is logged.
+
+Two more gaps close here: creating a thread under an id another user's thread holds answers 409
+(Aegra answered 500), and a run request on one's own thread first lets this replica take over
+runs a dead replica left "running" (agent/app/run_takeover.py).
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ class ThreadOwnerGuard:
         self.app = app
 
     async def __call__(self, scope, receive, send):
-        match = THREAD_ROUTE.match(scope.get("path", "")) if scope["type"] == "http" else None
+        http = scope["type"] == "http"
+        match = THREAD_ROUTE.match(scope.get("path", "")) if http else None
         if match:
             user = user_for(presented_key(dict(scope.get("headers") or [])), _KEYS)
             owner = await thread_owner(match.group(1)) if user else None
@@ -47,7 +52,45 @@ class ThreadOwnerGuard:
                     "error": "not_found", "message": f"Thread '{match.group(1)}' not found", "details": None})
                 await response(scope, receive, send)
                 return
+            if owner is not None and scope.get("method") == "POST":
+                from agent.app.run_takeover import take_over
+
+                await take_over(match.group(1))  # runs a dead replica left "running" become interrupted
+        elif http and scope.get("method") == "POST" and scope.get("path", "").rstrip("/") == "/threads":
+            receive, taken = await _thread_taken(scope, receive)
+            if taken:
+                response = JSONResponse(status_code=409, content={
+                    "error": "conflict", "message": f"Thread id '{taken}' is already in use", "details": None})
+                await response(scope, receive, send)
+                return
         await self.app(scope, receive, send)
+
+
+async def _thread_taken(scope, receive):
+    """Creating a thread under an id another user's thread has (Aegra answers that with a 500):
+    returns the request body's replay and the id when it is taken by someone else."""
+    import json
+
+    chunks, more = [], True
+    while more:
+        message = await receive()
+        chunks.append(message)
+        more = message.get("type") == "http.request" and message.get("more_body", False)
+    body = b"".join(m.get("body", b"") for m in chunks)
+    pending = list(chunks)
+
+    async def replay():
+        return pending.pop(0) if pending else await receive()
+
+    try:
+        wanted = json.loads(body or b"{}").get("thread_id")
+    except (ValueError, AttributeError):
+        wanted = None
+    user = user_for(presented_key(dict(scope.get("headers") or [])), _KEYS)
+    if not wanted or not user or not isinstance(wanted, str):
+        return replay, None
+    owner = await thread_owner(wanted)
+    return replay, (wanted if owner is not None and owner != user else None)
 
 
 app = FastAPI(title="disambig")

@@ -6,7 +6,9 @@ and every write is one transaction: a document's old chunks out, its new ones in
 and the term counts, the corpus statistics and the version bump commit together or not at all.
 A killed ingest therefore leaves the previous state or the new one, and there is nothing to
 repair but the mean idf (rank_bm25's floor for common terms), which the writer recomputes when
-it ends and a reader computes itself while it is behind. One writer at a time (an advisory lock).
+it ends and a reader computes itself while it is behind, and the HNSW index, which a first load
+into an empty index builds once at its end (searches meanwhile scan exactly). One writer at a
+time (an advisory lock).
 """
 
 from __future__ import annotations
@@ -126,6 +128,8 @@ class PgIndexStore:
             yield False
             return
         try:
+            if self.count() == 0:  # a first load: build the HNSW graph once at the end (pgvector's advice)
+                connection.execute("DROP INDEX IF EXISTS disambig_passages_embedding")
             yield True
             self.refresh()
         finally:
@@ -142,10 +146,15 @@ class PgIndexStore:
         self._refresh_idf()
 
     def _refresh_idf(self) -> None:
+        connection = self.connections.primary()
+        if not connection.execute("SELECT to_regclass('disambig_passages_embedding') IS NOT NULL OR NOT EXISTS "
+                                  "(SELECT 1 FROM disambig_passages)").fetchone()[0]:
+            connection.execute(pg_schema.HNSW_INDEX)  # after a first load (or one that was killed)
+            connection.execute("ANALYZE disambig_passages, disambig_postings, disambig_terms")
         with self.connections.primary().transaction() as tx:
             settings = dict(tx.connection.execute("SELECT key, value FROM disambig_settings").fetchall())
             if settings.get("idf_mean_version") != settings.get("version", "0"):
-                from agent.retrieval.pg_search import mean_idf
+                from agent.retrieval.pg_bm25 import mean_idf
 
                 _set(tx.connection, idf_mean=repr(mean_idf(tx.connection, int(settings.get("passages", 0)))),
                      idf_mean_version=settings.get("version", "0"))
@@ -178,10 +187,12 @@ class PgIndexStore:
                                                  (len(new),))]
             cursor = db.cursor()
             kept = [(s, p) for s, p in zip(seqs, new) if p["id"] not in fresh]
-            if kept:
+            if kept:  # their new place in passage order, in the passages and their postings
                 cursor.executemany("UPDATE disambig_passages SET seq = %s, doc_id = %s, title = %s, source = %s, "
                                    "metadata = %s WHERE id = %s",
                                    [(s, _doc_id(p), p["title"], p["source"], _row(p)[3], p["id"]) for s, p in kept])
+                db.execute("UPDATE disambig_postings o SET seq = p.seq FROM disambig_passages p "
+                           "WHERE p.id = o.passage AND o.passage = ANY(%s)", ([p["id"] for _, p in kept],))
             written = [(s, p) for s, p in zip(seqs, new) if p["id"] in fresh]
             tokens = {p["id"]: Counter(tokenize(f"{p['title']} {p['text']}")) for _, p in written}
             cursor.executemany(
@@ -191,7 +202,7 @@ class PgIndexStore:
                 "metadata = excluded.metadata, hash = excluded.hash, length = excluded.length, embedding = excluded.embedding",
                 [(p["id"], s, _doc_id(p), *_row(p), content_id(p["title"], p["text"]), sum(tokens[p["id"]].values()),
                   Vector(vectors[row])) for row, (s, p) in enumerate(written)])
-            _add_postings(db, tokens)
+            _add_postings(db, tokens, {p["id"]: s for s, p in written})
             cursor.executemany("INSERT INTO disambig_documents VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
                                "fingerprint = excluded.fingerprint, origin = excluded.origin, updated = excluded.updated",
                                [(doc_id, fingerprint, origin, now) for doc_id, fingerprint, origin, _ in changed])
@@ -260,13 +271,14 @@ def _drop_postings(db, passage_ids: list[str]) -> None:
     _shift(db, -count, -length)
 
 
-def _add_postings(db, tokens: dict[str, Counter]) -> None:
+def _add_postings(db, tokens: dict[str, Counter], seqs: dict[str, int]) -> None:
     if not tokens:
         return
-    with db.cursor().copy("COPY disambig_postings (term, passage, tf) FROM STDIN") as copy:
+    with db.cursor().copy("COPY disambig_postings (term, passage, tf, length, seq) FROM STDIN") as copy:
         for passage_id, counts in tokens.items():
+            length = sum(counts.values())
             for term, tf in counts.items():
-                copy.write_row((term, passage_id, tf))
+                copy.write_row((term, passage_id, tf, length, seqs[passage_id]))
     db.execute("INSERT INTO disambig_terms (term, df) SELECT term, count(*) FROM disambig_postings "
                "WHERE passage = ANY(%s) GROUP BY term ON CONFLICT (term) DO UPDATE SET df = disambig_terms.df + excluded.df",
                (list(tokens),))

@@ -2,8 +2,10 @@
 
 - `disambig_passages`: one row per passage with its document, content hash, token count (BM25's
   document length) and its vector in a pgvector column with an HNSW index (cosine).
-- `disambig_postings` (term, passage, tf): BM25's inverted index; `disambig_terms` (term, df)
-  its document frequencies. Sparse scores are computed in SQL from these (pg_search.py).
+- `disambig_postings` (term, passage, tf): BM25's inverted index, with the passage's length and
+  order copied in (a passage's postings are rewritten whenever its text changes), so a query
+  term's postings are one index-only range scan; `disambig_terms` (term, df) its document
+  frequencies. Sparse scores are computed in SQL from these (pg_search.py).
 - `disambig_documents`: fingerprints and origins, what `ingest` compares and `--sync` deletes by.
 - `disambig_settings`: version (bumped by every write transaction), passage count and total
   length (BM25's N and average length), the mean idf (rank_bm25's floor for common terms) and the
@@ -13,6 +15,8 @@
 from __future__ import annotations
 
 SEQUENCE = "disambig_passage_seq"
+HNSW_INDEX = ("CREATE INDEX IF NOT EXISTS disambig_passages_embedding ON disambig_passages "
+              "USING hnsw (embedding vector_cosine_ops)")
 
 
 def ddl(dimension: int) -> list[str]:
@@ -26,10 +30,10 @@ def ddl(dimension: int) -> list[str]:
         "doc_id text NOT NULL, title text NOT NULL, text text NOT NULL, source text NOT NULL, "
         f"metadata text NOT NULL, hash text NOT NULL, length integer NOT NULL, embedding vector({dimension}) NOT NULL)",
         "CREATE INDEX IF NOT EXISTS disambig_passages_doc ON disambig_passages (doc_id)",
-        "CREATE INDEX IF NOT EXISTS disambig_passages_embedding ON disambig_passages "
-        "USING hnsw (embedding vector_cosine_ops)",
+        HNSW_INDEX,
         "CREATE TABLE IF NOT EXISTS disambig_postings (term text NOT NULL, passage text NOT NULL "
-        "REFERENCES disambig_passages (id) ON DELETE CASCADE, tf integer NOT NULL, PRIMARY KEY (term, passage)) ",
+        "REFERENCES disambig_passages (id) ON DELETE CASCADE, tf integer NOT NULL, length integer NOT NULL, "
+        "seq bigint NOT NULL, PRIMARY KEY (term, passage) INCLUDE (tf, length, seq))",
         "CREATE INDEX IF NOT EXISTS disambig_postings_passage ON disambig_postings (passage)",
         "CREATE TABLE IF NOT EXISTS disambig_terms (term text PRIMARY KEY, df integer NOT NULL)",
     ]

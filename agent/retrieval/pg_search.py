@@ -1,66 +1,18 @@
-"""Searching the PostgreSQL index: dense (pgvector HNSW), sparse (BM25 in SQL), their vectors,
-and the consistency check behind `stats`.
-
-BM25 equals the embedded index's (agent/retrieval/bm25.py, itself equal to rank_bm25's
-BM25Okapi): idf = ln(N - df + 0.5) - ln(df + 0.5), floored at epsilon times the mean idf of the
-vocabulary when negative, weight = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen)),
-query terms counted with repetition, ties in passage order (seq). Everything one search reads
-comes from one snapshot transaction, so the ids, texts and scores are of one version.
+"""Searching the PostgreSQL index: dense (pgvector HNSW) and sparse (BM25 in SQL, pg_bm25.py)
+hits and their passages from one snapshot transaction, so the ids, texts and scores are of one
+version; the vectors in Chroma's shape; and the consistency check behind `stats`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import datetime, timezone
 
 from agent.errors import IndexMissingError
-from agent.retrieval.bm25 import tokenize
 from agent.retrieval.corpus import content_id
+from agent.retrieval.pg_bm25 import sparse_hits, statistics
 from agent.retrieval.pg_connect import Vector, parse_vector
 
-K1, B, EPSILON = 1.5, 0.75, 0.25
 EF_SEARCH = 100  # HNSW candidate list per query (pgvector's default is 40); raised to the depth asked for
-
-_IDF = "ln(%(n)s - df + 0.5) - ln(df + 0.5)"
-SPARSE = f"""
-WITH q(term, qtf) AS (SELECT * FROM unnest(%(terms)s::text[], %(counts)s::float8[])),
-w AS (SELECT t.term, q.qtf * (CASE WHEN {_IDF} < 0 THEN %(floor)s ELSE {_IDF} END) AS weight
-      FROM disambig_terms t JOIN q USING (term)),
-s AS (SELECT p.passage, sum(w.weight * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * d.length / %(avg)s)))
-             AS score, min(d.seq) AS seq
-      FROM disambig_postings p JOIN w USING (term) JOIN disambig_passages d ON d.id = p.passage
-      GROUP BY p.passage)
-SELECT passage, score FROM s WHERE score <> 0 ORDER BY score DESC, seq LIMIT %(k)s
-"""
-
-
-def mean_idf(db, passages: int) -> float:
-    """The mean raw idf over the vocabulary (rank_bm25's floor is EPSILON times it)."""
-    n = max(passages, 1)
-    value = db.execute("SELECT avg(ln(%s - df + 0.5) - ln(df + 0.5)) FROM disambig_terms", (n,)).fetchone()[0]
-    return float(value or 0.0)
-
-
-def _statistics(cursor) -> dict:
-    settings = dict(cursor.execute("SELECT key, value FROM disambig_settings").fetchall())
-    passages = int(settings.get("passages", 0))
-    version = settings.get("version", "0")
-    if settings.get("idf_mean_version") == version:
-        mean = float(settings["idf_mean"])
-    else:  # a write is under way (or was killed): compute the floor of this snapshot
-        mean = mean_idf(cursor, passages)
-    return {"version": int(version), "n": max(passages, 1), "passages": passages, "floor": EPSILON * mean,
-            "avg": (int(settings.get("total_length", 0)) / max(passages, 1)) or 1.0}
-
-
-def sparse_hits(cursor, stats: dict, query: str, depth: int) -> list[tuple[str, None, float]]:
-    counts = Counter(tokenize(query))
-    if not counts:
-        return []
-    rows = cursor.execute(SPARSE, {"terms": list(counts), "counts": [float(c) for c in counts.values()],
-                                   "n": stats["n"], "floor": stats["floor"], "k1": K1, "b": B, "avg": stats["avg"],
-                                   "k": depth}).fetchall()
-    return [(passage_id, None, round(float(score), 6)) for passage_id, score in rows]
 
 
 def dense_hits(cursor, vector, depth: int) -> list[tuple[str, None, float]]:
@@ -75,7 +27,7 @@ def hits(store, queries: list[str], vectors, mode: str, depth: int):
     the store has any, the primary falling back): (version, dense hits, sparse hits, rows)."""
 
     def work(cursor):
-        stats = _statistics(cursor)
+        stats = statistics(cursor)
         if stats["passages"] == 0:
             raise IndexMissingError(f"index {store.path} is empty: run `disambig ingest PATH...`")
         dense = [dense_hits(cursor, v, depth) for v in vectors] if mode != "sparse" else None
@@ -128,12 +80,14 @@ def check(store) -> dict:
             "WHERE NOT EXISTS (SELECT 1 FROM disambig_passages WHERE id = o.passage)), (SELECT count(*) FROM "
             "disambig_terms t FULL JOIN (SELECT term, count(*) AS n FROM disambig_postings GROUP BY term) c USING (term) "
             "WHERE t.df IS DISTINCT FROM c.n), (SELECT COALESCE(sum(length), 0) FROM disambig_passages), "
+            "(SELECT count(*) FROM disambig_postings o JOIN disambig_passages p ON p.id = o.passage "
+            "WHERE o.length <> p.length OR o.seq <> p.seq), "
             "(SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c WHERE c.relname LIKE 'disambig\\_%%' "
             "AND c.relkind IN ('r', 'S'))").fetchone()
         return {"settings": settings, "passages": passages, "figures": figures}
 
     got = store.connections.read(work, primary=True)
-    settings, passages, (documents, vectors, postings_off, orphaned, df_off, length, size) = (
+    settings, passages, (documents, vectors, postings_off, orphaned, df_off, length, copies_off, size) = (
         got["settings"], got["passages"], got["figures"])
     version = int(settings.get("version", 0))
     check = {
@@ -142,6 +96,7 @@ def check(store) -> dict:
         "vectors_outdated": sum(1 for computed, stored in passages.values() if computed != stored),
         "sparse_missing": postings_off,
         "sparse_orphaned": orphaned,
+        "sparse_outdated": copies_off,  # postings whose copied length or order differs from their passage's
         "document_frequencies_wrong": df_off,
         "corpus_statistics_wrong": int((int(settings.get("passages", 0)), int(settings.get("total_length", 0)))
                                        != (len(passages), int(length))),
