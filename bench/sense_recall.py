@@ -1,15 +1,16 @@
-"""Sense recall on the demo fixture, per method, with a real model.
+"""Sense recall on the demo fixture (or the held-out one), per method, with a real model.
 
     DISAMBIG_LLM_THREADS=2 .venv/bin/python bench/sense_recall.py --index DIR --methods auto vanilla
-        [--model local] [--sample 12] [--seed 0] [--out runs.jsonl] [--cache replies.sqlite]
+        [--fixture demo|heldout] [--model local] [--sample 12] [--seed 0] [--out runs.jsonl] [--cache replies.sqlite]
 
 Ambiguous questions: sense recall = the share of labelled senses whose short answer appears in a
 sentence of the final answer that cites a passage of that sense (passage senses come from the demo
-corpus). Clear questions: the share whose answer cites no passage of another sense or topic (no
-invented second sense). Prints one row per method with the cost columns; every result is
-appended to `--out` as a JSON line. `--cache` replays the model's replies from an eval response
-store (a rerun after a change to the code around the calls costs no model time; its seconds
-are then not model time either).
+and held-out corpora). Clear questions: the share whose answer cites no passage of another sense or
+topic (no invented second sense). `--fixture heldout` asks the held-out, test-only questions
+(agent/data/heldout_questions.json: report on them, never tune on them). Prints one row per method
+with the cost columns; every result is appended to `--out` as a JSON line. `--cache` replays the
+model's replies from an eval response store (a rerun after a change to the code around the calls
+costs no model time; its seconds are then not model time either).
 """
 
 from __future__ import annotations
@@ -31,11 +32,13 @@ from agent.steps.interpretations import SUPPORT, sentences  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "agent" / "data"
+FIXTURES = {"demo": "demo_questions.json", "heldout": "heldout_questions.json"}
+CORPORA = ("demo_corpus.jsonl", "heldout_corpus.jsonl")
 
 
 def passage_senses() -> dict[str, tuple[str, str]]:
-    """passage id -> (topic, sense) from the demo corpus."""
-    rows = [json.loads(line) for line in (DATA / "demo_corpus.jsonl").read_text().splitlines() if line.strip()]
+    """passage id -> (topic, sense) from the demo and held-out corpora (`ingest --demo` indexes both)."""
+    rows = [json.loads(line) for name in CORPORA for line in (DATA / name).read_text().splitlines() if line.strip()]
     return {row["id"]: (row.get("topic", ""), row.get("sense", "")) for row in rows}
 
 
@@ -63,15 +66,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index", required=True, help="an index of the demo corpus (disambig ingest --demo --index DIR)")
     parser.add_argument("--methods", nargs="+", default=["auto", "vanilla"])
+    parser.add_argument("--fixture", choices=sorted(FIXTURES), default="demo",
+                        help="demo (tuned on) or heldout (test only, never tune on it)")
     parser.add_argument("--model", default="local")
-    parser.add_argument("--sample", type=int, default=0, help="seeded sample of questions (0: all 83)")
+    parser.add_argument("--sample", type=int, default=0, help="seeded sample of questions (0: all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--ids", nargs="*", help="only these question ids")
     parser.add_argument("--out", default="/tmp/sense-recall-runs.jsonl")
     parser.add_argument("--cache", help="replay and store the model's replies in this SQLite file")
     args = parser.parse_args(argv)
     model = register_cached_model(args.model, ResponseStore(args.cache)) if args.cache else args.model
-    questions = json.loads((DATA / "demo_questions.json").read_text())["questions"]
+    questions = json.loads((DATA / FIXTURES[args.fixture]).read_text())["questions"]
     if args.ids:
         questions = [q for q in questions if q["id"] in args.ids]
     elif args.sample:
@@ -94,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(row)
                 print(f"{method} {question['id']}: {row.get('recalled', row.get('invented'))} ({row['seconds']}s)",
                       file=sys.stderr, flush=True)
-    print(f"\nSense recall on the demo fixture with `{args.model}` ({len(questions)} questions)\n")
+    print(f"\nSense recall on the {args.fixture} fixture with `{args.model}` ({len(questions)} questions)\n")
     print("| method | ambiguous q | sense recall | clear q | clear without an invented sense | LLM calls/q | tokens/q | s/q |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for method in args.methods:

@@ -62,7 +62,7 @@ def test_quickstart_ingests_asks_every_method_and_compares(tmp_path):
 
     notebook = run_notebook("quickstart.ipynb", tmp_path / "index")
     outputs = "\n".join(text_of(cell) for cell in notebook.cells)
-    assert "'added': 162" in outputs  # the demo corpus went into the fresh index
+    assert "'added': 272" in outputs  # the demo and held-out corpora (162 + 110) went into the fresh index
     table = next(text_of(cell) for cell in notebook.cells if "LLM calls" in text_of(cell))
     assert {line.split()[0] for line in table.splitlines()[2:]} == set(METHODS)
     assert f"== vanilla\n{json.loads(TWO_MEANINGS)['answer']}" in outputs

@@ -16,10 +16,17 @@ from agent.app.settings import parse_settings
 from agent.errors import DisambigError, InputError
 
 DEMO_CORPUS = "demo_corpus.jsonl"
+# the second, test-only fixture's documents (issue 29) ship in the demo index beside the first
+HELDOUT_CORPUS = "heldout_corpus.jsonl"
 
 
 def demo_corpus_path() -> str:
     return str(resources.files("agent").joinpath("data", DEMO_CORPUS))
+
+
+def demo_corpus_paths() -> list[str]:
+    """What `ingest --demo` reads: the demo corpus and the held-out fixture's corpus."""
+    return [demo_corpus_path(), str(resources.files("agent").joinpath("data", HELDOUT_CORPUS))]
 
 
 STORES = {"embedded": "SQLite = Chroma = BM25", "postgresql": "passages = pgvector = postings"}
@@ -39,7 +46,7 @@ def cmd_ingest(args) -> int:
     from agent.retrieval.updates import ingest
 
     sync = list(args.sync or [])
-    paths = list(dict.fromkeys(list(args.paths) + sync + ([demo_corpus_path()] if args.demo else [])))
+    paths = list(dict.fromkeys(list(args.paths) + sync + (demo_corpus_paths() if args.demo else [])))
     if not paths:
         raise InputError("give at least one file or directory to ingest (or --demo)")
     report = ReadReport()
@@ -215,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ingest = with_index(commands.add_parser("ingest", help="add documents (JSONL, .txt, .md, directories)"))
     ingest.add_argument("paths", nargs="*", metavar="PATH")
-    ingest.add_argument("--demo", action="store_true", help="also ingest the bundled demo corpus")
+    ingest.add_argument("--demo", action="store_true", help="also ingest the bundled demo corpora (the demo and held-out fixtures)")
     ingest.add_argument("--chunk-tokens", type=int, default=200, help="tokens per passage (default 200)")
     ingest.add_argument("--chunk-overlap", type=int, default=40, help="tokens shared by neighbours (default 40)")
     ingest.add_argument("--json", action="store_true", help="print the summary as JSON")
