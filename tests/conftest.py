@@ -20,7 +20,7 @@ def isolated_environment(tmp_path_factory):
     base = tmp_path_factory.mktemp("env")
     saved = dict(os.environ)
     for name in ("DISAMBIG_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "DISAMBIG_CHROMA_URL",
-                 "DISAMBIG_RETRIEVAL", "DISAMBIG_EMBEDDINGS"):
+                 "DISAMBIG_RETRIEVAL", "DISAMBIG_EMBEDDINGS", "DISAMBIG_INDEX_URL", "DISAMBIG_INDEX_READ_URL"):
         os.environ.pop(name, None)
     os.environ["DISAMBIG_CACHE"] = str(base / "cache")
     os.environ["DISAMBIG_INDEX"] = str(base / "default-index")

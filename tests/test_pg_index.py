@@ -179,3 +179,38 @@ def test_sparse_scores_equal_the_embedded_bm25_whether_common_terms_are_pruned_o
             assert all(abs(a - b) <= 2e-6 for (_, a), (_, b) in zip(got, want)), query
     proved, fell_back = sum(o is not None for o in outcomes), sum(o is None for o in outcomes)
     assert proved >= 10 and fell_back >= 1  # both ways of answering were taken, with the same rankings
+
+
+def test_which_index_the_flags_name(monkeypatch):
+    """--database-url names the index on index commands; on chat/serve it holds the threads and the
+    index unless a directory is named; an explicit --index beats DISAMBIG_INDEX_URL."""
+    from argparse import Namespace
+
+    from agent.app.index_flags import export_for_server, index_overrides
+    from agent.context import Context, make_context
+    from agent.errors import InputError
+
+    url = "postgresql://u@db/x"
+    monkeypatch.delenv("DISAMBIG_INDEX_READ_URL", raising=False)  # recorded first: restored last (unset)
+    monkeypatch.delenv("DISAMBIG_INDEX", raising=False)
+    monkeypatch.setenv("DISAMBIG_INDEX_URL", "postgresql://u@env/y")
+    plain = Namespace(index=None, chroma_url=None, database_url=None, read_url=None)
+    assert make_context(Context, index_overrides(plain)).index_url == "postgresql://u@env/y"
+    named = Namespace(index="/tmp/i", chroma_url=None, database_url=None, read_url=["postgresql://u@r1/x,postgresql://u@r2/x"])
+    context = make_context(Context, index_overrides(named))
+    assert (context.index_url, context.index_dir, context.read_url) == ("", "/tmp/i", "postgresql://u@r1/x,postgresql://u@r2/x")
+    with pytest.raises(InputError, match="give one of them"):
+        index_overrides(Namespace(index="/tmp/i", chroma_url=None, database_url=url, read_url=None))
+    chat = Namespace(index=None, chroma_url=None, database_url=url, read_url=None)
+    assert index_overrides(chat, shared=True)["index_url"] == url  # one server for threads and index
+    chat.index = "/tmp/i"
+    assert index_overrides(chat, shared=True)["index_url"] == ""  # threads there, the index in the directory
+    monkeypatch.setenv("DISAMBIG_INDEX", "/srv/index")
+    monkeypatch.delenv("DISAMBIG_INDEX_URL")
+    serve = Namespace(database_url=url, read_url=None)
+    export_for_server(serve)
+    assert "DISAMBIG_INDEX_URL" not in __import__("os").environ  # a deployment with an index directory keeps it
+    monkeypatch.delenv("DISAMBIG_INDEX")
+    export_for_server(Namespace(database_url=url, read_url=["postgresql://u@r1/x"]))
+    assert __import__("os").environ["DISAMBIG_INDEX_URL"] == url
+    assert __import__("os").environ["DISAMBIG_INDEX_READ_URL"] == "postgresql://u@r1/x"
