@@ -49,8 +49,8 @@ def fake():
 class Server:
     """`disambig serve` on a free port with its own state dir; restartable on the same dir."""
 
-    def __init__(self, env: dict, state_dir: Path, log_dir: Path):
-        self.env, self.state_dir, self.log_dir = env, state_dir, log_dir
+    def __init__(self, env: dict, state_dir: Path, log_dir: Path, config: Path | None = None):
+        self.env, self.state_dir, self.log_dir, self.config = env, state_dir, log_dir, config
         self.port, self.process, self.starts = free_port(), None, 0
 
     @property
@@ -60,7 +60,7 @@ class Server:
     def start(self) -> "Server":
         self.starts += 1
         command = [sys.executable, "-m", "agent.app.cli", "serve", "--port", str(self.port),
-                   "--state-dir", str(self.state_dir)]
+                   "--state-dir", str(self.state_dir)] + (["--config", str(self.config)] if self.config else [])
         self.process = start(command, self.log_dir, self.env, self.port, self.log_dir / f"server-{self.starts}.log")
         return self
 
@@ -141,8 +141,9 @@ def test_page_asks_streams_stages_and_a_clarification_choice_resumes_the_thread(
     page.wait_for_selector(".msg.ai .interps", timeout=WAIT_MS)
     answer = json.loads(FOCUSED)["answer"]
     texts = page.evaluate("window.answerTexts")
-    partial = {text for text in texts if text and answer.startswith(text) and text != answer}
-    assert len(partial) >= 2, texts  # the answer grew through several prefixes before it was complete
+    streamed = [text for text in texts if text and "Interpretations" not in text]
+    # shown while streaming, before the checked answer with its interpretations: whole sentences only
+    assert streamed and all(answer.startswith(text) and text.endswith(".") for text in streamed), texts
     assert page.inner_text(".msg.ai:not(.clarification)").startswith(answer)
     assert page.evaluate("document.activeElement.id") == "input"
 
@@ -256,6 +257,51 @@ def test_model_server_down_is_shown_on_the_page(browser, demo_index, tmp_path):
         page.click("#threads li")
         page.wait_for_selector(".msg.error")
         assert "The last run on this thread failed" in page.inner_text(".msg.error")
+        page.close()
+    finally:
+        server.stop()
+
+
+def test_early_readings_show_at_once_and_the_checked_answer_updates_the_same_bubble(browser, tmp_path):
+    """A scripted server (tests/readings_graph.py as the chat graph): the readings event, the
+    prose a sentence at a time, then the checked answer that keeps one reading and drops one."""
+    from tests import readings_graph as script
+
+    config = tmp_path / "state" / "langgraph.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps({"dependencies": ["."], "graphs": {"chat": "tests.readings_graph:graph"},
+                                  "http": {"app": "agent.app.web:app"}, "env": {}}))
+    env = {**server_env(SimpleNamespace(base_url=closed_port_url()), "/nonexistent-index"),
+           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    server = Server(env, tmp_path / "state", tmp_path, config).start()
+    try:
+        page = browser.new_page(viewport={"width": 1100, "height": 760})
+        page.goto(server.url + "/")
+        page.wait_for_selector("#method option", state="attached")
+        record_answer_text(page)
+        ask(page, "What is HP?")
+        page.wait_for_selector(".msg.ai .reading", timeout=WAIT_MS)
+        lines = page.locator(".msg.ai .reading").all_inner_texts()
+        assert lines == [r["text"] for r in script.READINGS]  # both cited lines, before any prose
+        assert page.inner_text(".msg.ai .prose") == ""
+        assert page.locator(".msg.ai .reading .cite").first.get_attribute("title") == "Hewlett-Packard"
+        page.wait_for_function("document.querySelector('.msg.ai .prose').textContent.length > 0", timeout=WAIT_MS)
+        assert page.locator(".msg.ai .reading").count() == 2  # the prose streams under the readings
+        path = shot(page, tmp_path, "9-readings-then-prose-streaming")
+        print(f"streaming screenshot: {path}")
+        page.wait_for_selector(".msg.ai .interps", timeout=WAIT_MS)
+
+        assert page.locator(".msg.ai").count() == 1  # one bubble, updated in place: not three versions
+        bubble = page.inner_text(".msg.ai")
+        assert bubble.startswith(script.ANSWER) and bubble.count(script.READINGS[0]["text"][:30]) == 1
+        assert page.locator(".msg.ai .reading").count() == 0  # the checked answer replaced the early lines
+        assert page.inner_text(".msg.ai .dropped") == "dropped: As a unit of power (not asked about in this chat)"
+        prose = "".join(script.PROSE)
+        texts = [t for t in page.evaluate("window.answerTexts") if "interpretations" not in t.lower()]
+        streamed = [t.split(script.READINGS[1]["text"])[-1] for t in texts if script.READINGS[1]["text"] in t]
+        assert streamed and all(prose.startswith(t) for t in streamed), streamed  # sentences grew, none withdrawn
+        assert {t for t in streamed if t} >= {"".join(script.PROSE[:n]) for n in (1, 2, 3)}
+        shot(page, tmp_path, "10-checked-answer-in-place")
         page.close()
     finally:
         server.stop()

@@ -72,20 +72,28 @@ def test_serve_prints_a_config_with_every_graph(capsys):
     assert "--host 127.0.0.1 --port 8123" in captured.err and "--no-browser" in captured.err
 
 
-def test_terminal_shows_the_cleaned_answer_after_a_looping_stream():
+def test_terminal_shows_readings_first_and_then_only_what_the_checked_answer_changed():
     from agent.app.chat_cli import Terminal
 
     out, err = io.StringIO(), io.StringIO()
     terminal = Terminal(out=out, err=err)
-    looped = "HP is a company [1]. HP is a company [1]. See [7]."
-    result = {"answer": "HP is a company [1]. See.", "passages": [{"id": "hp-1", "title": "HP"}],
-              "route": ["retrieve", "synthesize_answer"], "usage": {"llm_calls": 1}}
-    run_events = [{"event": "token", "text": looped[:20]}, {"event": "token", "text": looped[20:]},
+    readings = {"event": "readings", "passages": [{"n": 1, "id": "hp-1", "title": "HP"}],
+                "readings": [{"sense": "As a company", "text": "As a company, HP is Hewlett-Packard [1].",
+                              "citations": ["hp-1"]},
+                             {"sense": "As a unit", "text": "As a unit, hp is horsepower [2].", "citations": ["hp-2"]}]}
+    prose = "HP is a company [1]. See [7]."
+    result = {"answer": "As a company, HP is Hewlett-Packard [1]. HP is a company [1]. See. It was founded in 1939 [1].",
+              "passages": [{"id": "hp-1", "title": "HP"}], "route": ["retrieve", "synthesize_answer"],
+              "usage": {"llm_calls": 1}}
+    run_events = [readings, {"event": "token", "text": prose[:20]}, {"event": "token", "text": prose[20:]},
                   {"event": "result", "result": result}]
     assert terminal.show(run_events)["result"] is result
     terminal.finish(result)
-    assert out.getvalue() == (f"assistant> {looped}\n"
-                              "assistant (checked against the passages)> HP is a company [1]. See.\n")
+    assert out.getvalue() == ("assistant> As a company, HP is Hewlett-Packard [1].\n"
+                              "assistant> As a unit, hp is horsepower [2].\n"
+                              f"assistant> {prose}\n"
+                              "assistant (checked against the passages)> It was founded in 1939 [1].\n"
+                              '  dropped: the reading "As a unit"\n')
 
 
 def test_terminal_prints_an_answer_that_did_not_stream():

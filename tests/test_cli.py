@@ -90,13 +90,41 @@ def test_methods_lists_auto_first_and_vanilla(capsys):
     assert code == 0 and out.startswith("auto") and "\nvanilla" in out
 
 
-def test_ask_shows_the_cleaned_answer_when_the_stream_looped(capsys, demo_index, scripted):
-    loop = "HP is horsepower [5]. " * 3 + "HP is also a company [9]."
+def test_ask_never_prints_a_loop_and_does_not_reprint_the_streamed_answer(capsys, demo_index, scripted):
+    loop = "HP is horsepower [5]. " * 3 + "HP is also a company [4]."
     scripted.rules.append(("Reply with JSON", json.dumps({"interpretations": [], "answer": loop})))
     assert main(["ask", "What is HP?", "--method", "vanilla", "--index", demo_index, "--model", "scripted"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(loop.strip())  # the tokens as they streamed
-    assert "Answer, checked against the passages:\nHP is horsepower [5]. HP is also a company.\n" in out
+    assert out.startswith("HP is horsepower [5].\n") and out.count("HP is horsepower") == 1
+    assert "checked" not in out.split("Sources:")[0]  # the answer is what streamed: nothing to add
+
+
+READINGS = {"event": "readings", "passages": [{"n": 1, "id": "hp-hewlett-packard-01", "title": "Hewlett-Packard"},
+                                              {"n": 2, "id": "hp-horsepower-01", "title": "Horsepower"}],
+            "readings": [{"sense": "As a company", "text": "As a company, HP is Hewlett-Packard [1].",
+                          "citations": ["hp-hewlett-packard-01"]},
+                         {"sense": "As a unit of power", "text": "As a unit of power, hp is a unit of power [2].",
+                          "citations": ["hp-horsepower-01"]}]}
+
+
+def test_ask_prints_readings_first_then_the_prose_then_only_what_the_check_changed(capsys, monkeypatch):
+    from agent.app import api
+
+    answer = ("As a company, HP is Hewlett-Packard [1]. HP was founded in 1939 [1]. "
+              "It was started in a garage in Palo Alto [1].")
+    result = {"answer": answer, "interpretations": [], "passages": [], "cited": [], "route": ["retrieve"],
+              "decision": {"dropped_readings": [{"sense": "As a unit of power", "reason": "its passage does not say it"}]},
+              "usage": {}}
+    events = [{"event": "stage", "node": "retrieve"}, READINGS, {"event": "token", "text": "HP was founded in 1939 [1]."},
+              {"event": "result", "result": result}]
+    monkeypatch.setattr(api, "stream", lambda *args, **kwargs: iter(events))
+    assert main(["ask", "What is HP?", "--method", "vanilla", "--model", "scripted"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("As a company, HP is Hewlett-Packard [1].\nAs a unit of power, hp is a unit of power [2].\n"
+                          "\nHP was founded in 1939 [1].\n")
+    assert out.count("Hewlett-Packard [1]") == 1 and out.count("founded in 1939") == 1  # nothing printed twice
+    assert "the answer adds:\nIt was started in a garage in Palo Alto [1].\n" in out
+    assert 'dropped: the reading "As a unit of power" (its passage does not say it)' in out
 
 
 def test_ask_lists_the_cited_sources_and_counts_the_rest(capsys, demo_index, scripted):

@@ -112,3 +112,31 @@ def test_an_answer_without_a_loop_streams_every_sentence_once_and_counts_no_loop
     assert tokens == [FIRST, " Horsepower is a unit of power [3].", " Hit points measure a character's health [4]."]
     assert events[-1]["result"]["usage"]["loops_stopped"] == 0
     assert not fake.streams[0]["closed_by_client"] and fake.streams[0]["sent"] == fake.streams[0]["chunks"]
+
+
+def test_the_api_stream_passes_a_readings_event_through_before_the_tokens_and_the_result(monkeypatch):
+    from langgraph.config import get_stream_writer
+    from langgraph.graph import END, START, StateGraph
+
+    from agent.state import RAGState
+    from tests.readings_graph import PASSAGES, READINGS
+
+    event = {"event": "readings", "readings": READINGS,
+             "passages": [{"n": n, "id": p["id"], "title": p["title"]} for n, p in enumerate(PASSAGES, 1)]}
+
+    def answer(state):
+        write = get_stream_writer()
+        write(event)
+        write({"event": "token", "text": "HP was founded in 1939 [1]."})
+        return {"answer": READINGS[0]["text"], "passages": PASSAGES}
+
+    builder = StateGraph(RAGState)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "answer")
+    builder.add_edge("answer", END)
+    monkeypatch.setattr(api, "_graph", lambda method, checkpointer=None: builder.compile())
+    events = list(api.stream("What is HP?", "vanilla", {"index_dir": "unused"}))
+    kinds = [e["event"] for e in events]
+    assert kinds.index("readings") < kinds.index("token") < kinds.index("result")
+    assert events[kinds.index("readings")] == event  # unchanged
+    assert events[-1]["result"]["answer"] == READINGS[0]["text"]

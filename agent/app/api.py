@@ -63,7 +63,10 @@ def stream(
     checkpointer=None, thread_id: str | None = None,
 ) -> Iterator[dict]:
     """Events while a method runs: {"event": "stage", "node"}, {"event": "token", "text"},
-    {"event": "done", "node", "seconds"}, and last {"event": "result", "result": {...}}."""
+    {"event": "done", "node", "seconds"}, and last {"event": "result", "result": {...}}.
+    Every custom event a graph writes passes through as it is, among them {"event": "readings",
+    "readings": [{"sense", "text", "citations"}], "passages": [{"n", "id", "title"}]}: a method's
+    cited line per reading, sent before its model call (then the prose's tokens, then the result)."""
     question = validate_question(question)
     graph = _graph(method, checkpointer)
     state: dict = {}

@@ -10,6 +10,7 @@ import sys
 import uuid
 from typing import Callable, TextIO
 
+from agent.app.early_answer import ShownAnswer, dropped_reasons
 from agent.steps.clarify import resolve_choice
 from agent.app.settings import parse_settings
 from agent.errors import InputError
@@ -40,6 +41,7 @@ class Terminal:
         self.out, self.err = out or sys.stdout, err or sys.stderr
         self.streaming = False
         self.streamed = ""  # the answer text as it streamed, to compare with the final answer
+        self.shown = ShownAnswer()
 
     def note(self, text: str) -> None:
         self._end_stream()
@@ -54,10 +56,16 @@ class Terminal:
         """Print a turn's events; return the last one (a clarification request or the result)."""
         last: dict = {}
         self.streamed = ""
+        self.shown = ShownAnswer()
         for event in events:
             kind = event.get("event")
-            if kind == "token":
+            if kind == "readings":  # the readings' cited lines, before the model's prose
+                for line in self.shown.add_readings(event):
+                    self._end_stream()
+                    print(f"assistant> {line}", file=self.out, flush=True)
+            elif kind == "token":
                 self.streamed += event["text"]
+                self.shown.add_token(event["text"])
                 if not self.streaming:
                     print("assistant> ", end="", file=self.out)
                     self.streaming = True
@@ -106,14 +114,18 @@ class Terminal:
 
     def finish(self, result: dict) -> None:
         """Sources and the turn's usage after the streamed answer; the answer itself when nothing
-        streamed, or when it was cleaned after streaming (looping repeats, invented citations)."""
+        streamed, else what the checked answer changed (agent/app/early_answer.py)."""
         answer = result["answer"].strip()
         if not answer:
             return
-        if not self.streamed.strip():
+        if not self.shown.shown_anything:
             print(f"assistant> {answer}", file=self.out, flush=True)
-        elif answer != self.streamed.strip():
-            print(f"assistant (checked against the passages)> {answer}", file=self.out, flush=True)
+        else:  # only what the check changed: nothing on screen is printed twice
+            new, notes = self.shown.changes(answer, dropped_reasons(result))
+            if new:
+                print(f"assistant (checked against the passages)> {' '.join(new)}", file=self.out, flush=True)
+            for note in notes:
+                print(f"  {note}", file=self.out, flush=True)
         for number, passage in enumerate(result["passages"], 1):
             print(f"  [{number}] {passage['title']} ({passage['id']})", file=self.err)
         usage = result["usage"]

@@ -165,30 +165,46 @@ def cmd_ask(args) -> int:
     if args.json:
         print(json.dumps(api.ask(args.question, args.method, context), ensure_ascii=False, indent=2))
         return 0
+    from agent.app.early_answer import ShownAnswer
+
     result: dict = {}
-    streamed = ""
+    shown = ShownAnswer()
     for event in api.stream(args.question, args.method, context):
         kind = event.get("event")
         if kind == "stage":
             print(f"· {event['node']} ...", file=sys.stderr, flush=True)
         elif kind == "status":
             print(f"  {event['text']}", file=sys.stderr, flush=True)
+        elif kind == "readings":  # cited lines chosen before the model call: on screen at once
+            for line in shown.add_readings(event):
+                print(line, flush=True)
         elif kind == "token":
-            streamed += event["text"]
+            if shown.readings and not shown.streamed:
+                print(flush=True)  # the prose as a paragraph of its own under the readings
+            shown.add_token(event["text"])
             print(event["text"], end="", flush=True)
         elif kind == "result":
             result = event["result"]
-    _print_answer(result, streamed)
+    _print_answer(result, shown)
     return 0
 
 
-def _print_answer(result: dict, streamed: str) -> None:
-    if not streamed:
+def _print_answer(result: dict, shown) -> None:
+    """The checked answer under what streamed: in full when nothing did, else only its new
+    sentences and a note for each line shown that it dropped (agent/app/early_answer.py)."""
+    from agent.app.early_answer import dropped_reasons
+
+    if not shown.shown_anything:
         print(result["answer"] + "\n", flush=True)
-    elif result["answer"].strip() in (streamed.strip(), ""):
-        print("\n", flush=True)
-    else:  # the streamed tokens were cleaned afterwards (looping repeats, invented citations)
-        print(f"\n\nAnswer, checked against the passages:\n{result['answer']}\n", flush=True)
+    else:
+        new, notes = shown.changes(result["answer"], dropped_reasons(result))
+        print("\n" if shown.streamed else "", flush=True)
+        if new:
+            print("Checked against the passages, the answer adds:\n" + " ".join(new) + "\n", flush=True)
+        for note in notes:
+            print(note, flush=True)
+        if notes:
+            print(flush=True)
     titles = {p["id"]: p["title"] for p in result["passages"]}
     if result["interpretations"]:
         print("Interpretations:")

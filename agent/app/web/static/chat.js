@@ -97,7 +97,7 @@ function citationButton(passages, number) {
   const button = element("button", "cite", `[${number}]`);
   button.type = "button";
   if (passage) {
-    button.title = `${passage.title}: ${passage.text.slice(0, 300)}`;
+    button.title = passage.text ? `${passage.title}: ${passage.text.slice(0, 300)}` : passage.title;
     button.addEventListener("click", () => showPassage(number, passage));
   }
   return button;
@@ -118,9 +118,23 @@ function withCitations(target, text, passages) {
   }
 }
 
-function renderAnswer(bubble, values) {
+// the words a sentence is compared by: case, punctuation and citation markers aside
+function sentenceKey(text) {
+  return (text || "").replace(/\[[\d,\s]+\]/g, " ").toLowerCase().match(/\w+/g)?.join(" ") || "";
+}
+
+// The final answer replaces the early readings and the prose in the same bubble; a reading
+// shown early that the checked answer no longer holds gets a short note saying so (and why).
+function renderAnswer(bubble, values, readings = []) {
   const passages = values.passages || [];
   withCitations(bubble, values.answer || bubble.textContent, passages);
+  const final = sentenceKey(values.answer);
+  const reasons = Object.fromEntries(((values.decision || {}).dropped_readings || []).map((d) => [d.sense, d.reason]));
+  for (const reading of readings) {
+    if (final.includes(sentenceKey(reading.text))) continue;
+    const reason = reasons[reading.sense];
+    bubble.append(element("div", "dropped", `dropped: ${reading.sense || reading.text}` + (reason ? ` (${reason})` : "")));
+  }
   const interpretations = values.interpretations || [];
   if (!interpretations.length) return;
   const box = element("div", "interps");
@@ -165,12 +179,37 @@ function stageLine(stages, text) {
   scrollDown();
 }
 
+function answerBubble(turn) {
+  if (!turn.answer) turn.answer = addMessage("ai", "");
+  return turn.answer;
+}
+
+// Readings chosen before the model call: one cited line per sense, shown at once in the
+// answer's bubble; the model's prose then streams under them, in the same bubble.
+function showReadings(event, turn) {
+  const passages = turn.passages = [];
+  for (const passage of event.passages || []) passages[passage.n - 1] = { title: passage.title, text: "" };
+  turn.readings = event.readings || [];
+  const list = element("div", "readings");
+  for (const reading of turn.readings) {
+    const line = element("div", "reading");
+    withCitations(line, reading.text, passages);
+    list.append(line);
+  }
+  turn.prose = element("div", "prose");
+  answerBubble(turn).replaceChildren(list, turn.prose);
+  scrollDown();
+}
+
 function describe(event, turn) {
   const method = $("method").value;
   if (event.event === "token") {
-    if (!turn.answer) turn.answer = addMessage("ai", "");
-    turn.answer.textContent += event.text;
+    if (!turn.prose) turn.prose = answerBubble(turn).appendChild(element("span", "prose"));
+    turn.proseText += event.text;  // whole sentences that stand: shown as they come, never withdrawn
+    withCitations(turn.prose, turn.proseText, turn.passages);
     scrollDown();
+  } else if (event.event === "readings") {
+    showReadings(event, turn);
   } else if (event.event === "stage") {
     const label = event.node in STAGES ? STAGES[event.node] : event.node.replace(/_/g, " ");
     if (label) stageLine(turn.stages, label.replace("{method}", method));
@@ -189,7 +228,7 @@ function describe(event, turn) {
 // ---- runs ----
 
 async function run(payload) {
-  const turn = { stages: element("div", "stages"), answer: null };
+  const turn = { stages: element("div", "stages"), answer: null, prose: null, proseText: "", passages: [], readings: [] };
   $("log").append(turn.stages);
   page.busy = true;
   $("send").disabled = true;
@@ -210,7 +249,7 @@ async function run(payload) {
       renderClarification(turn.answer || addMessage("ai", ""), request);
     } else {
       const state = await api(`/threads/${page.threadId}/state`);
-      renderAnswer(turn.answer || addMessage("ai", ""), state.values);
+      renderAnswer(answerBubble(turn), state.values, turn.readings);
     }
   } catch (error) {
     if (turn.answer && !turn.answer.textContent) turn.answer.remove();
