@@ -145,3 +145,41 @@ def make_context(cls: type[Context] = Context, overrides: dict[str, Any] | None 
 
         raise InputError(f"unknown setting(s) for {cls.__name__}: {', '.join(unknown)}")
     return cls(**given)
+
+
+# Where a method named after a paper departs from it for the product's sake. Each departure is a
+# setting: the paper profile runs the method as published, the product profile as the product
+# ships it (`auto`'s DIVA, `disambig eval --profile product`). One table, so a reader finds every
+# departure, its values and both defaults here.
+Profile = Literal["paper", "product"]
+Readings = Literal["off", "on"]
+VerifyCalls = Literal["per_interpretation", "batched"]
+ADFCalls = Literal["per_cluster", "batched"]
+PROFILES: dict[str, dict[str, str]] = {
+    "paper": {"readings": "off", "verify_calls": "per_interpretation", "adf_calls": "per_cluster"},
+    "product": {"readings": "on", "verify_calls": "batched", "adf_calls": "batched"},
+}
+DEPARTURES: dict[str, str] = {
+    "readings": "End with extractive readings of the senses the answer missed (on), or the method's synthesis "
+                "alone (off, as published)",
+    "verify_calls": "Verification: one Yes/No call per pseudo-interpretation, in parallel (per_interpretation, as "
+                    "published), or one call over all of them (batched: the passages are sent once)",
+    "adf_calls": "ADF: one call per cluster for its sub-question and one per sub-question for its HyDE passage "
+                 "(per_cluster, as published), or one call writing them all (batched)",
+}
+
+
+def departure(name: str, profile: Profile) -> Any:
+    """The dataclass field of departure `name`, defaulting to `profile`'s value."""
+    return field(default=PROFILES[profile][name], metadata={
+        "description": f"{DEPARTURES[name]}; paper: {PROFILES['paper'][name]}, product: {PROFILES['product'][name]}"})
+
+
+def profile_settings(profile: str, schema: type) -> dict[str, str]:
+    """The departures `schema` has, set as `profile` sets them (InputError for an unknown profile)."""
+    if profile not in PROFILES:
+        from agent.errors import InputError
+
+        raise InputError(f"profile must be one of: {', '.join(PROFILES)}, not {profile!r}")
+    names = {f.name for f in fields(schema)}
+    return {name: value for name, value in PROFILES[profile].items() if name in names}

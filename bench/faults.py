@@ -171,7 +171,7 @@ def demo_questions(count: int) -> list[str]:
 
 
 def main() -> None:
-    from agent.app.methods import METHODS
+    from graphs.registry import METHODS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--questions", type=int, default=50)

@@ -4,30 +4,27 @@ retrieve (2k) -> analyze_coherence -> classify_ambiguity ->
   Unambiguous (and Uncertain when `uncertain_fallback` is "direct"):
       keep_top_passages -> synthesize_answer
   Ambiguous (and Uncertain by default):
-      decompose -> retrieve_dual -> fuse_rankings -> synthesize_answer
-`decompose` clusters the passages, then ONE call writes, for every kept cluster, its
-sub-question and the HyDE passage that answers it: per-cluster and per-sub-question calls
-repeated the instructions and the question each time (1,580 + 665 tokens on ASQA, two
-sequential rounds), a batch writes the same fields once, in one round. It falls back to
-keep_top_passages when its clusters cannot be trusted (fewer than 4 passages, every cluster
-far from the question, or no sub-question written) and says why.
-`synthesize_answer` is the shared synthesis followed by extractive readings of the senses its
-answer missed, from the fused and the detection passages (agent/steps/readings.py): the 1.5B
-writes one reading per question, and ADF's decomposition had found the others.
+      decompose -> [write_hypothetical_document] -> retrieve_dual -> fuse_rankings -> synthesize_answer
+`decompose` clusters the passages; as published (`adf_calls=per_cluster`) a call per kept
+cluster writes its sub-question, then `write_hypothetical_document` a call per sub-question its
+HyDE passage; `batched` (the product's) writes both for every cluster in ONE call
+(agent/steps/sub_questions.py). It falls back to keep_top_passages when its clusters cannot be
+trusted (fewer than 4 passages, every cluster far from the question, or no sub-question
+written) and says why.
+`synthesize_answer` is the shared synthesis; with `readings=on` (the product's) extractive
+readings of the senses its answer missed follow, from the fused and the detection passages
+(agent/steps/readings.py): the 1.5B writes one reading per question, and ADF's decomposition
+had found the others.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
-from pydantic import Field
-
 from agent.steps.coherence import (
-    MAX_CLUSTERS,
     MIN_DECOMPOSE_PASSAGES,
     PRESETS,
     Gate,
@@ -38,19 +35,15 @@ from agent.steps.coherence import (
     pathway_overlap,
     separability,
 )
-from agent.context import Context
+from agent.context import ADFCalls, Context, Readings, departure
 from agent.retrieval.retriever import passage_vectors
 from agent.errors import InputError, validate_question
-from agent.llm.calls import generate_structured
-from agent.steps.readings import synthesize_with_readings
-from agent.llm.prompts import CLOSE_DATA, OPEN_DATA, format_passage, fragment
+from agent.llm.prompts import fragment
 from agent.retrieval.retriever import get_retriever, reciprocal_rank_fusion
-from agent.llm.schemas import OrderedModel, grammar_cap
+from agent.steps.answer_modes import synthesize
+from agent.steps.sub_questions import write_each_sub_question, write_hypothetical_documents, write_sub_questions
 from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.usage import emit, tracked
-
-SUB_QUESTION_PASSAGE_CHARS = 80  # the title and lead name a cluster's subject; the rest only costs tokens
-HYDE_STYLES = {"short": 40, "detailed": 110}  # completion tokens per cluster; the wording is prompts/hyde_style_*.md
 
 
 @dataclass(kw_only=True)
@@ -76,6 +69,8 @@ class ADFContext(Context):
     min_cluster_cosine: float = field(
         default=0.2, metadata={"description": "Drop clusters whose centroid has a lower cosine to the question"}
     )
+    adf_calls: ADFCalls = departure("adf_calls", "paper")
+    readings: Readings = departure("readings", "paper")
 
     def __post_init__(self) -> None:
         super().__post_init__()  # preset, uncertain_fallback and hyde_style are Literal settings
@@ -100,7 +95,8 @@ class ADFContext(Context):
 
 
 class ADFState(RAGState, total=False):
-    """Working state; each list is written by one node, so none needs a reducer."""
+    """Working state; each list is written by one node, so none needs a reducer (the HyDE
+    passages by decompose when batched, else by write_hypothetical_document)."""
 
     detection_passages: list[Passage]  # the 2k passages the gate looks at
     coherence: dict  # {variance, separability, passages}
@@ -110,17 +106,6 @@ class ADFState(RAGState, total=False):
     hypothetical_documents: list[str]  # aligned with sub_questions; "" when the model wrote none
     pathways: list[dict]  # per sub-question: {question, sparse: [ids], dense: [ids], shared, unique, overlap}
     candidates: dict[str, Passage]  # every passage a pathway found, by id
-
-
-class SubQuestion(OrderedModel):
-    group: int = Field(description="the number of the group of passages")
-    question: str = Field(max_length=160, description="the user's question asked about that subject only")
-    passage: str = Field(default="", description="a passage that would answer that question",
-                         json_schema_extra=grammar_cap(400))  # a longer one from another server still searches
-
-
-class SubQuestions(OrderedModel):
-    sub_questions: list[SubQuestion] = Field(max_length=MAX_CLUSTERS)
 
 
 @tracked
@@ -162,51 +147,6 @@ def route_after_classify_ambiguity(state: ADFState) -> Literal["decompose", "kee
     return "decompose" if state.get("path") == "decompose" else "keep_top_passages"
 
 
-def format_groups(groups: list[list[dict]]) -> str:
-    """The clusters as numbered groups of passage leads, in one data section."""
-    blocks = [f"Group {n}:\n" + "\n".join(format_passage(p, SUB_QUESTION_PASSAGE_CHARS) for p in group)
-              for n, group in enumerate(groups, 1)]
-    return f"{OPEN_DATA}\n" + "\n\n".join(blocks) + f"\n{CLOSE_DATA}"
-
-
-def write_sub_questions(context: ADFContext, question: str, groups: list[list[dict]]) -> list[dict | None]:
-    """One call: per group, the question asked about the one subject its passages share and
-    a HyDE passage answering it; aligned with `groups` (None where the model wrote nothing)."""
-    style = context.style()
-    reply = generate_structured(
-        context, SubQuestions, "write_sub_questions", max_tokens=20 + (30 + HYDE_STYLES[style]) * len(groups),
-        question=question, style=fragment(f"hyde_style_{style}"), groups=format_groups(groups),
-    )
-    written: list[dict | None] = [None] * len(groups)
-    for item in reply.sub_questions if reply is not None else []:
-        index = item.group - 1
-        if 0 <= index < len(groups) and written[index] is None:
-            written[index] = sub_question_from(item, question, groups[index])
-    return written
-
-
-def sub_question_from(item: SubQuestion, question: str, passages: list[dict]) -> dict | None:
-    """A checked sub-question that names one reading; its subject is the title of the
-    cluster's best-ranked passage (asking the model to name it cost 15 tokens per cluster
-    and mostly copied that title)."""
-    subject = " ".join((passages[0].get("title") or "").split())
-    focused = focused_question(item.question, question, subject)
-    document = " ".join(item.passage.split())
-    return {"subject": subject, "question": focused, "document": document} if focused else None
-
-
-def focused_question(written: str, question: str, subject: str) -> str:
-    """One question that names the reading: small models often repeat the user's question
-    first or loop ("What is HP? What is HP's ...?"); keep the first new sentence, else
-    qualify the user's question with the subject."""
-    asked, written = " ".join(question.split()).lower(), " ".join(written.split())
-    for sentence in re.findall(r"[^?]*\?", written):  # no question mark: the model answered instead
-        sentence = sentence.strip()
-        if len(sentence) > 3 and sentence.lower() != asked:
-            return sentence
-    return f"{question.strip().rstrip('?')} ({subject})?" if subject else ""
-
-
 def _fall_back(reason: str, **details) -> dict:
     return {"sub_questions": [], "path": "direct",
             "decision": {"branch": "direct", "path": "direct", "fallback": reason, **details}}
@@ -215,8 +155,8 @@ def _fall_back(reason: str, **details) -> dict:
 @tracked
 def decompose(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
     """KMeans (k = min(max(2, n//2), 4)) over all n detection passages; clusters far from
-    the question are dropped; one call writes every kept cluster's sub-question and its
-    hypothetical document (HyDE)."""
+    the question are dropped; a call per kept cluster writes its sub-question (`per_cluster`),
+    or one call every kept cluster's sub-question and hypothetical document (`batched`)."""
     context = runtime.context
     question, passages = state["question"], state.get("detection_passages") or []
     if len(passages) < MIN_DECOMPOSE_PASSAGES:
@@ -231,7 +171,11 @@ def decompose(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
     if not kept:
         return _fall_back(f"no cluster has cosine >= {context.min_cluster_cosine} to the question", **details)
     by_id = {p["id"]: p for p in passages}
-    written = write_sub_questions(context, question, [[by_id[i] for i in c["passage_ids"]] for c in kept])
+    groups = [[by_id[i] for i in c["passage_ids"]] for c in kept]
+    if context.adf_calls == "per_cluster":
+        written = write_each_sub_question(context, question, groups)
+    else:
+        written = write_sub_questions(context, context.style(), question, groups)
     sub_questions, seen = [], set()
     for cluster, sub in zip(kept, written):
         if sub is not None and sub["question"].lower() not in seen:
@@ -241,14 +185,29 @@ def decompose(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
         return _fall_back("the model wrote no usable sub-question", **details)
     emit({"event": "sub_questions", "questions": [s["question"] for s in sub_questions]})
     documents = [s.pop("document") for s in sub_questions]
+    batched = context.adf_calls == "batched"
     return {"sub_questions": sub_questions, "hypothetical_documents": documents,
             "decision": {**details, "sub_questions": [s["question"] for s in sub_questions],
-                         "subjects": [s["subject"] for s in sub_questions],
-                         "hyde_style": context.style(), "hyde_failed": sum(not d for d in documents)}}
+                         "subjects": [s["subject"] for s in sub_questions], "adf_calls": context.adf_calls,
+                         "hyde_style": context.style(),
+                         **({"hyde_failed": sum(not d for d in documents)} if batched else {})}}
 
 
-def route_after_decompose(state: ADFState) -> Literal["retrieve_dual", "keep_top_passages"]:
-    return "retrieve_dual" if state.get("sub_questions") else "keep_top_passages"
+def route_after_decompose(
+    state: ADFState, runtime: Runtime[ADFContext]
+) -> Literal["write_hypothetical_document", "retrieve_dual", "keep_top_passages"]:
+    if not state.get("sub_questions"):
+        return "keep_top_passages"
+    return "write_hypothetical_document" if runtime.context.adf_calls == "per_cluster" else "retrieve_dual"
+
+
+@tracked
+def write_hypothetical_document(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
+    """HyDE as published: a call per sub-question, in parallel, writes the passage that would
+    answer it; retrieve_dual searches with it densely (with the sub-question where it failed)."""
+    context = runtime.context
+    documents = write_hypothetical_documents(context, context.style(), [s["question"] for s in state["sub_questions"]])
+    return {"hypothetical_documents": documents, "decision": {"hyde_failed": sum(not d for d in documents)}}
 
 
 @tracked
@@ -296,15 +255,17 @@ builder.add_node("analyze_coherence", analyze_coherence)
 builder.add_node("classify_ambiguity", classify_ambiguity)
 builder.add_node("decompose", decompose)
 builder.add_node("keep_top_passages", keep_top_passages)
+builder.add_node("write_hypothetical_document", write_hypothetical_document)
 builder.add_node("retrieve_dual", retrieve_dual)
 builder.add_node("fuse_rankings", fuse_rankings)
-builder.add_node("synthesize_answer", synthesize_with_readings)
+builder.add_node("synthesize_answer", synthesize)
 builder.add_edge(START, "retrieve")
 builder.add_edge("retrieve", "analyze_coherence")
 builder.add_edge("analyze_coherence", "classify_ambiguity")
 builder.add_conditional_edges("classify_ambiguity", route_after_classify_ambiguity)
 builder.add_conditional_edges("decompose", route_after_decompose)
 builder.add_edge("keep_top_passages", "synthesize_answer")
+builder.add_edge("write_hypothetical_document", "retrieve_dual")
 builder.add_edge("retrieve_dual", "fuse_rankings")
 builder.add_edge("fuse_rankings", "synthesize_answer")
 builder.add_edge("synthesize_answer", END)

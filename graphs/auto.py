@@ -10,8 +10,8 @@ agent/steps/ambiguity_signals.py) ->
                               call, the same as vanilla's), plus extractive, cited readings
                               from the 3k passages no kept reading cites, senses unlike the
                               cited ones first (agent/steps/readings.py)
-  ambiguous, budget "thorough": the DIVA graph run whole (agent.app.handoff; several calls,
-                              per-reading verification); its detail goes under `decision.diva`
+  ambiguous, budget "thorough": the DIVA graph as a subgraph node (graphs/compose.py; several
+                              calls, with the product's settings); its detail goes under `decision.diva`
 Either way the shared synthesis keeps only grounded, distinct interpretations and states each.
 `decision` = {ambiguous, branch, interpretations_source, abstained, auto: {signals, fired, thresholds,
 method}} (+ `diva: {...}` when DIVA answered); the common part is auto's own choice;
@@ -26,7 +26,7 @@ from typing import Literal
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from agent.app import handoff
+from agent.context import Context, Readings, VerifyCalls, departure
 from agent.errors import InputError, validate_question
 from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
@@ -40,7 +40,8 @@ from agent.steps.ambiguity_signals import (
 )
 from agent.steps.readings import synthesize_checked, synthesize_with_readings
 from agent.usage import emit, tracked
-from graphs.diva import DIVAContext
+from graphs.compose import subgraph_node
+from graphs.diva import DIVASettings
 
 Budget = Literal["fast", "thorough"]
 GATE_POOL = 2  # x k passages the gate looks at (its thresholds were calibrated on 2k)
@@ -49,9 +50,12 @@ METHOD_FOR_BUDGET = {"fast": "synthesis + extractive readings", "thorough": "div
 
 
 @dataclass(kw_only=True)
-class AutoContext(DIVAContext):
-    """auto's knobs: the gate's thresholds and what an ambiguous question may cost."""
+class AutoContext(Context, DIVASettings):
+    """auto's knobs: the gate's thresholds and what an ambiguous question may cost; DIVA's
+    settings (the thorough budget's subgraph reads them) with the product's departures."""
 
+    readings: Readings = departure("readings", "product")
+    verify_calls: VerifyCalls = departure("verify_calls", "product")
     budget: Budget = field(
         default="fast",
         metadata={"description": "Ambiguous questions: fast (vanilla's one call, plus a cited extractive reading "
@@ -68,6 +72,7 @@ class AutoContext(DIVAContext):
     )
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.budget not in METHOD_FOR_BUDGET:
             raise InputError(f"budget must be fast or thorough, not {self.budget!r}")
 
@@ -140,20 +145,6 @@ def answer_each_sense(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
                                     runtime)
 
 
-@tracked
-def diva(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
-    """The DIVA graph run whole on the question. Its outputs become auto's; the common decision
-    stays auto's own (ambiguous, branch "ambiguous") except `abstained`; DIVA's detail, with
-    the branch it took, goes under `diva`."""
-    messages = list(state.get("messages") or [])
-    run = handoff.run_method("diva", state["question"], messages, runtime.context)
-    update = handoff.method_update(run, state["question"], messages)
-    inner = update["decision"]
-    update["decision"] = {"abstained": inner.get("abstained"),
-                          "diva": {"branch": inner.get("branch"), **(inner.get("diva") or {})}}
-    return update
-
-
 builder = StateGraph(AutoState, context_schema=AutoContext, input_schema=InputState, output_schema=OutputState)
 builder.add_node("retrieve_for_gate", starts_turn(retrieve_for_gate, ambiguous=None, branch="clear",
                                                   interpretations_source="synthesis"))
@@ -161,7 +152,7 @@ builder.add_node("assess_ambiguity", assess_ambiguity)
 builder.add_node("keep_top_passages", keep_top_passages)
 builder.add_node("synthesize_answer", synthesize_checked)
 builder.add_node("answer_each_sense", answer_each_sense)
-builder.add_node("diva", diva)
+builder.add_node("diva", subgraph_node("diva"))
 builder.add_edge(START, "retrieve_for_gate")
 builder.add_edge("retrieve_for_gate", "assess_ambiguity")
 builder.add_conditional_edges("assess_ambiguity", route_after_assess_ambiguity)

@@ -38,12 +38,12 @@ from agent.steps.clarify import (
     needs_clarification,
     resolve_choice,
 )
-from agent.app import handoff
-from agent.app.methods import METHODS
 from agent.errors import InputError
 from agent.steps.nodes import synthesize_answer
 from agent.state import OutputState, message_text, starts_turn
 from agent.usage import emit, tracked
+from graphs import compose
+from graphs.registry import METHODS
 from graphs.rewrite import (
     RewriteContext,
     RewriteState,
@@ -116,13 +116,13 @@ def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     if context.downstream not in ANSWERING_METHODS:
         raise InputError(f"chat cannot answer with {context.downstream!r}; choose one of {', '.join(ANSWERING_METHODS)}")
     messages = list(state.get("messages") or [])
-    run = handoff.run_method(context.downstream, state["query"], messages, context, hold_tokens=context.clarify)
+    run = compose.run_method(context.downstream, state["query"], messages, context, hold_tokens=context.clarify)
     interpretations = run.result.get("interpretations") or []
     options = clarification_options(interpretations, context.max_options)
     asking = context.clarify and needs_clarification(options, context.min_options)
     emit({"event": "interpretations_found", "count": len(interpretations), "grounded": len(options),
           "questions": [item["question"] for item in interpretations], "asking": asking})
-    update = handoff.method_update(run, state["query"], messages, clarify=asking)
+    update = compose.method_update(run, state["query"], messages, clarify=asking)
     update["options"] = options if asking else []
     if asking:
         update["messages"] = [AIMessage(clarification_text(options))]  # the answer comes after the choice

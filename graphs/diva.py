@@ -5,10 +5,12 @@ verify_passages -> Useful / PartialUseful: synthesize_answer, guided by the veri
 Useless: answer_closed_book (the model's own knowledge, flagged as not supported by the corpus).
 The synthesis is the paper's Eq. 1 and 2 in one call, as in vanilla: it extracts the
 interpretations, then writes the answer (a separate extraction call read the passages a third
-time for 31% of DIVA's tokens). It ends with extractive readings of the passages its answer
-does not cite (agent/steps/readings.py): on 10 ASQA questions STR-EM 13.3 without them, 40.8
-with them. The diversify and verify steps are shared with the DtV baseline
-(agent/steps/diversify.py).
+time for 31% of DIVA's tokens). As published it verifies with one Yes/No call per
+pseudo-interpretation and answers with the synthesis alone; the product's settings
+(`verify_calls=batched`, `readings=on`, agent.context.PROFILES) verify in one call and end with
+extractive readings of the passages its answer does not cite (agent/steps/readings.py: on 10
+ASQA questions STR-EM 13.3 without them, 40.8 with them). The diversify and verify steps are
+shared with the DtV baseline (agent/steps/diversify.py).
 """
 
 from dataclasses import dataclass, field
@@ -18,8 +20,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
+from agent.context import Context, Readings, departure
+from agent.steps.answer_modes import synthesize
 from agent.steps.diversify import (
-    DiversifyContext,
+    DiversifySettings,
     DiversifyState,
     identify_ambiguity,
     infer_pseudo_interpretations,
@@ -30,7 +34,6 @@ from agent.steps.diversify import (
 from agent.errors import validate_question
 from agent.llm.calls import generate_structured
 from agent.steps.nodes import MODEL_FAILED, answer_update, interpretations_from
-from agent.steps.readings import synthesize_with_readings
 from agent.llm.answers import clean_answer
 from agent.state import InputState, OutputState, starts_turn
 from agent.usage import emit, record, tracked
@@ -39,13 +42,21 @@ UNSUPPORTED = "Not supported by the indexed documents; from the model's general 
 
 
 @dataclass(kw_only=True)
-class DIVAContext(DiversifyContext):
-    """DIVA's knobs: K (`candidate_k` per query, `k` kept), the interpretation cap, and the adapt switch."""
+class DIVASettings(DiversifySettings):
+    """What DIVA's nodes read beyond the shared settings: K (`candidate_k` per query, `k` kept),
+    the interpretation cap, verification, the adapt switch and the answer's readings. A graph
+    that runs DIVA as a subgraph (auto) holds these too, with its own defaults."""
 
     adaptive_generation: bool = field(
         default=True,
         metadata={"description": "Answer from the model's own knowledge when the passages are Useless (off: always use them)"},
     )
+    readings: Readings = departure("readings", "paper")
+
+
+@dataclass(kw_only=True)
+class DIVAContext(Context, DIVASettings):
+    """DIVA's settings, as published by default (agent.context.PROFILES["paper"])."""
 
 
 class ClosedBookInterpretation(BaseModel):
@@ -100,7 +111,7 @@ builder.add_node("identify_ambiguity_type", starts_turn(identify_ambiguity_type,
 builder.add_node("infer_pseudo_interpretations", infer_pseudo_interpretations)
 builder.add_node("retrieve_diversified", retrieve_diversified)
 builder.add_node("verify_passages", verify_passages)
-builder.add_node("synthesize_answer", synthesize_with_readings)
+builder.add_node("synthesize_answer", synthesize)
 builder.add_node("answer_closed_book", answer_closed_book)
 builder.add_edge(START, "identify_ambiguity_type")
 builder.add_edge("identify_ambiguity_type", "infer_pseudo_interpretations")

@@ -2,8 +2,9 @@
 
 infer_pseudo_interpretations (the model alone, no ambiguity-type step) -> retrieve_diversified
 (top-5 per interpretation, pruned to the 5 most similar to all interpretations) ->
-verify_passages (one call: which interpretations the kept passages answer) ->
-synthesize_answer over the kept passages, guided by the interpretations that passed;
+verify_passages (a Yes/No call per interpretation, as published; one call over all of them
+with `verify_calls=batched`) -> synthesize_answer over the kept passages, guided by the
+interpretations that passed (extractive readings after it with `readings=on`);
 when none passed there is nothing verified to answer from, and the graph abstains.
 Verification is post hoc, as in the paper: it filters interpretations, not passages.
 """
@@ -13,8 +14,10 @@ from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
 
+from agent.context import Readings, departure
+from agent.steps.answer_modes import synthesize
 from agent.steps.diversify import DiversifyContext, DiversifyState, infer_pseudo_interpretations, retrieve_diversified, verify_passages
-from agent.steps.nodes import answer_update, synthesize_answer
+from agent.steps.nodes import answer_update
 from agent.state import InputState, OutputState, starts_turn
 from agent.usage import tracked
 
@@ -32,6 +35,7 @@ class DtVContext(DiversifyContext):
     verified_only: bool = field(
         default=True, metadata={"description": "Report only the verified readings (DtV's post-hoc filter)"}
     )
+    readings: Readings = departure("readings", "paper")
 
 
 def route_after_verify_passages(state: DiversifyState) -> Literal["synthesize_answer", "abstain"]:
@@ -50,7 +54,7 @@ builder.add_node("infer_pseudo_interpretations", starts_turn(infer_pseudo_interp
                                                                        interpretations_source="verified_synthesis"))
 builder.add_node("retrieve_diversified", retrieve_diversified)
 builder.add_node("verify_passages", verify_passages)
-builder.add_node("synthesize_answer", synthesize_answer)
+builder.add_node("synthesize_answer", synthesize)
 builder.add_node("abstain", abstain)
 builder.add_edge(START, "infer_pseudo_interpretations")
 builder.add_edge("infer_pseudo_interpretations", "retrieve_diversified")

@@ -4,7 +4,8 @@ Each turn: `classify_ambiguity` runs the trained detector on the new message; a 
 goes downstream unchanged, with no LLM call; an ambiguous one is first rewritten by
 `rewrite_query` from the last five turns (references resolved, the user's entity values kept
 verbatim, typos fixed). `run_downstream` then answers the (rewritten) query with the
-configured method (vanilla, adf, diva or verdict), run as a subgraph. The conversation lives
+configured method (auto, vanilla, adf, diva or verdict), run as a subgraph from that node
+(graphs/compose.py) with its own context class. The conversation lives
 in `messages` on a checkpointer thread: each turn appends the user's message and the answer.
 
 Modes (setting `rewrite_mode`): never, always, guided (the paper's method).
@@ -20,13 +21,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from agent.app.handoff import method_update, run_method
 from agent.context import Context
 from agent.detector.classifier import AMBIGUOUS, load_detector
 from agent.errors import validate_question
 from agent.llm.calls import generate_structured
 from agent.state import InputState, OutputState, RAGState, message_text, starts_turn
 from agent.usage import emit, tracked
+from graphs.compose import method_update, run_method
 
 ASSISTANT_CHARS = 500  # an earlier answer is context, not evidence: its start is enough
 

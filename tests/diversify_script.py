@@ -10,7 +10,8 @@ from tests.scripted import SYNTHESIS_MARKER
 
 IDENTIFY = "the types that apply"
 INFER = "disambiguated questions, one per distinct reading"
-VERIFY = "Which of these questions do the passages answer?"
+VERIFY = "Which of these questions do the passages answer?"  # batched: one call for every reading
+VERIFY_ONE = "Do these passages contain the answer to this question?"  # as published: one call per reading
 CLOSED_BOOK = "Answer from your own knowledge."
 SYNTHESIZE = SYNTHESIS_MARKER
 
@@ -57,12 +58,25 @@ def verifier(answers: dict[str, str], garbage: str | None = None):
     return reply
 
 
+def one_verifier(answers: dict[str, str], garbage: str | None = None):
+    """The reply to a one-question verify call: "Yes" when `answers` marks its question so."""
+
+    def reply(messages) -> str:
+        if garbage is not None:
+            return garbage
+        asked = str(messages[-1].content).split(VERIFY_ONE, 1)[1].splitlines()[0].strip()
+        return json.dumps({"contains_answer": "Yes" if answers.get(asked) in ("Yes", "yes") else "No"})
+
+    return reply
+
+
 def script(model, *, readings=READINGS, verdicts=None, identify=AMBIGUITY, garbage=None) -> None:
     """Install the rules for a full run; `verdicts` maps a reading to "Yes" when the passages answer it."""
     model.rules.extend([
         (IDENTIFY, identify),
         (INFER, json.dumps({"questions": readings})),
         (VERIFY, verifier(verdicts or {}, garbage)),
+        (VERIFY_ONE, one_verifier(verdicts or {}, garbage)),
         (CLOSED_BOOK, CLOSED),
         (SYNTHESIZE, SYNTHESIS),
     ])

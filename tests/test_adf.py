@@ -60,7 +60,8 @@ def calls_with(model, marker: str) -> list[str]:
 
 
 def context(index, **extra):
-    return {"model": "scripted", "index_dir": index, **extra}
+    """ADF as the product runs it (one sub-question call, readings); tests/test_profiles.py covers the paper mode."""
+    return {"model": "scripted", "index_dir": index, "adf_calls": "batched", "readings": "on", **extra}
 
 
 # --- statistics, by hand -------------------------------------------------------------------
@@ -125,7 +126,7 @@ def test_pathway_overlap_is_shared_over_union():
 
 
 def test_focused_question_keeps_one_new_question():
-    from graphs.adf import focused_question
+    from agent.steps.sub_questions import focused_question
 
     assert focused_question("What is HP? What is the unit of power?", "What is HP?", "horsepower") == \
         "What is the unit of power?"
@@ -397,7 +398,7 @@ def test_cli_ask_method_adf(capsys, scripted, demo_index):
 def test_adf_and_iterative_are_registered():
     from pathlib import Path
 
-    from agent.app.methods import METHODS
+    from graphs.registry import METHODS
 
     graphs = json.loads((Path(__file__).resolve().parents[1] / "langgraph.json").read_text())["graphs"]
     assert graphs["adf"] == "./graphs/adf.py:graph" and graphs["iterative"] == "./graphs/iterative.py:graph"

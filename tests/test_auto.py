@@ -5,7 +5,7 @@ import json
 import pytest
 
 from agent.app import api
-from agent.app.methods import METHODS
+from graphs.registry import METHODS
 from agent.errors import InputError
 from agent.steps.ambiguity_signals import GateThresholds, is_ambiguous
 from graphs.auto import AutoContext

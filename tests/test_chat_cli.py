@@ -62,7 +62,7 @@ def test_bad_method_is_one_line_error(chat):
 
 
 def test_serve_prints_a_config_with_every_graph(capsys):
-    from agent.app.methods import METHODS
+    from graphs.registry import METHODS
 
     assert main(["serve", "--print-config", "--port", "8123"]) == 0
     captured = capsys.readouterr()

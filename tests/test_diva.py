@@ -18,7 +18,8 @@ PASSAGE_ROUTE = ["identify_ambiguity_type", "infer_pseudo_interpretations", "ret
 
 
 def context(index, **extra):
-    return {"model": "scripted", "index_dir": index, **extra}
+    """DIVA as the product runs it (batched verification, readings); tests/test_profiles.py covers the paper mode."""
+    return {"model": "scripted", "index_dir": index, "readings": "on", "verify_calls": "batched", **extra}
 
 
 def test_useful_passages_take_the_passage_route(scripted, demo_index):

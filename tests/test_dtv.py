@@ -13,7 +13,8 @@ ANSWER_ROUTE = ["infer_pseudo_interpretations", "retrieve_diversified", "verify_
 
 
 def context(index, **extra):
-    return {"model": "scripted", "index_dir": index, **extra}
+    """DtV with batched verification (its readings stay off); tests/test_profiles.py covers the paper mode."""
+    return {"model": "scripted", "index_dir": index, "verify_calls": "batched", **extra}
 
 
 def test_dtv_diversifies_without_the_ambiguity_step_and_verifies_post_hoc(scripted, demo_index):

@@ -235,7 +235,7 @@ def test_a_question_with_a_timed_out_call_is_not_final(scripted, demo_index, dat
 def test_a_fresh_run_times_every_method(demo_index, dataset, tmp_path, monkeypatch):
     """Live replies are not replayed ones: on an empty cache every method's questions are timed,
     and the latency figures say at how many questions in flight they were taken."""
-    from agent.app.methods import METHODS
+    from graphs.registry import METHODS
     from bench.fake_openai import FakeOpenAI
     from bench.schema_reply import schema_reply
 

@@ -19,7 +19,7 @@ import agent.llm.calls
 from agent.app import api
 from agent.app.cli import main
 from agent.errors import ModelUnavailableError
-from agent.app.methods import METHODS
+from graphs.registry import METHODS
 from tests.conftest import ROOT
 from bench.fake_openai import FakeOpenAI, closed_port_url
 from bench.schema_reply import schema_reply

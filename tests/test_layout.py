@@ -1,6 +1,6 @@
-"""The package's layering: no import circles, graphs/ reached only through the app layer,
-benches independent of the tests. Imports inside functions count too (a lazy import is
-still a dependency)."""
+"""The package's layering: no import circles across agent/ and graphs/, graphs/ reached only
+through the app layer, nothing in graphs/ reaching up to the app layer, benches independent of
+the tests. Imports inside functions count too (a lazy import is still a dependency)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -27,8 +27,8 @@ def imports_of(path: Path) -> set[str]:
     return found
 
 
-def project_graph(*folders: str) -> dict[str, set[str]]:
-    modules = {module_name(p): p for folder in folders for p in (ROOT / folder).rglob("*.py")}
+def project_graph(*folders: str, root: Path = ROOT) -> dict[str, set[str]]:
+    modules = {module_name(p, root): p for folder in folders for p in (root / folder).rglob("*.py")}
     return {name: {dep for dep in imports_of(path) if dep in modules and dep != name}
             for name, path in modules.items()}
 
@@ -55,21 +55,46 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_agent_has_no_import_cycles():
-    assert find_cycle(project_graph("agent")) is None
+def in_package(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(importer, imported) pairs that break the layering: graphs/ importing the app layer,
+    or anything in agent/ outside the app layer importing graphs/."""
+    return sorted(
+        (module, dep) for module, deps in graph.items() for dep in deps
+        if (in_package(module, "graphs") and in_package(dep, "agent.app"))
+        or (in_package(module, "agent") and not in_package(module, "agent.app") and in_package(dep, "graphs"))
+    )
+
+
+def test_agent_and_graphs_have_no_import_cycles():
+    graph = project_graph("agent", "graphs")
+    assert any(in_package(name, "graphs") for name in graph) and any(in_package(n, "agent.app") for n in graph)
+    assert find_cycle(graph) is None
 
 
 def test_cycle_finder_sees_a_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
 
-def test_only_the_app_layer_imports_graphs():
-    offenders = sorted(
-        module_name(path) for path in (ROOT / "agent").rglob("*.py")
-        if not module_name(path).startswith("agent.app")
-        and any(dep == "graphs" or dep.startswith("graphs.") for dep in imports_of(path))
-    )
-    assert offenders == []
+def test_graphs_never_import_the_app_layer_and_only_the_app_layer_imports_graphs():
+    assert upward_imports(project_graph("agent", "graphs")) == []
+
+
+def test_the_checker_catches_a_graph_importing_the_app_layer(tmp_path):
+    """A planted `from agent.app.api import ask` in a graph (even inside a function) is caught,
+    on a module graph built from files the same way as the project's."""
+    (tmp_path / "graphs").mkdir()
+    (tmp_path / "agent" / "app").mkdir(parents=True)
+    (tmp_path / "agent" / "app" / "api.py").write_text("from graphs.diva import graph\n")
+    (tmp_path / "graphs" / "diva.py").write_text("graph = None\n")
+    (tmp_path / "graphs" / "auto.py").write_text("def node():\n    from agent.app.api import ask\n")
+    graph = project_graph("agent", "graphs", root=tmp_path)
+    assert upward_imports(graph) == [("graphs.auto", "agent.app.api")]
+    graph["graphs.diva"].add("agent.app.api")  # and a circle through the layers
+    assert find_cycle(graph) == ["agent.app.api", "graphs.diva", "agent.app.api"]
 
 
 def test_benches_do_not_import_tests():

@@ -58,7 +58,7 @@ def test_committed_notebooks_have_no_outputs(name):
 
 
 def test_quickstart_ingests_asks_every_method_and_compares(tmp_path):
-    from agent.app.methods import METHODS
+    from graphs.registry import METHODS
 
     notebook = run_notebook("quickstart.ipynb", tmp_path / "index")
     outputs = "\n".join(text_of(cell) for cell in notebook.cells)

@@ -14,7 +14,7 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.schema import Command
 
-from agent.app.methods import METHODS
+from graphs.registry import METHODS
 from tests.chat_script import FOCUSED, ONE_MEANING, TWO_MEANINGS, fake_openai_reply
 from tests.test_browser import Server
 from bench.fake_openai import FakeOpenAI

@@ -80,7 +80,7 @@ print(sorted(graphs))
 
 def test_langgraph_json_graphs_load_without_checkpointers_or_clients():
     """Import each graph the way the server does, in a fresh interpreter."""
-    from agent.app.methods import METHODS
+    from graphs.registry import METHODS
 
     done = subprocess.run([sys.executable, "-c", IMPORT_CHECK], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -56,7 +56,7 @@ def test_production_mode_needs_a_database_url_and_keys(monkeypatch, tmp_path):
 
 def test_print_config_names_every_graph_the_auth_handler_and_the_guard(capsys, tmp_path):
     from agent.app.cli import main
-    from agent.app.methods import METHODS
+    from graphs.registry import METHODS
 
     assert main(["serve", "--backend", "postgres", "--database-url", "postgresql://u@h/d", "--print-config",
                  "--state-dir", str(tmp_path)]) == 0

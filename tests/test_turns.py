@@ -5,7 +5,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.app import api
-from agent.app.methods import METHODS, load_method
+from graphs.registry import METHODS, load_method
 from agent.state import starts_turn
 
 QUESTION = "What is the boiling point of water at sea level?"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from agent.app.methods import decision_contract, load_method
+from graphs.registry import decision_contract, load_method
 from agent.app.settings import method_context
 from agent.context import Context
 from agent.errors import validate_question

@@ -141,7 +141,7 @@ def cmd_serve(args) -> int:
 
 
 def cmd_methods(args) -> int:
-    from agent.app.methods import METHODS
+    from graphs.registry import METHODS
 
     for name, (_, summary) in METHODS.items():
         print(f"{name:10} {summary}")
@@ -150,7 +150,7 @@ def cmd_methods(args) -> int:
 
 def cmd_ask(args) -> int:
     from agent.app import api
-    from agent.app.methods import load_method
+    from graphs.registry import load_method
     from agent.errors import validate_question
     from agent.llm.models import warm_up
 

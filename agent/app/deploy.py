@@ -37,7 +37,7 @@ QUIET_ENV = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1
 def graph_files() -> dict[str, str]:
     """Every registered method graph and the chat graph, as Aegra wants them ("/abs/file.py:name"),
     through agent/app/server_graphs.py, which imports them by module name."""
-    from agent.app.methods import METHODS
+    from graphs.registry import METHODS
 
     entry = importlib.util.find_spec("agent.app.server_graphs").origin
     return {name: f"{entry}:{name}" for name in [*METHODS, "chat"]}

@@ -29,7 +29,7 @@ QUIET_ENV = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1
 
 def server_config() -> dict:
     """A langgraph.json for the registered methods plus the chat graph."""
-    from agent.app.methods import METHODS
+    from graphs.registry import METHODS
 
     graphs = {name: f"{module}:graph" for name, (module, _) in METHODS.items()}
     graphs["chat"] = "graphs.chat:graph"

@@ -12,7 +12,7 @@ from importlib import import_module
 
 
 def __getattr__(name: str):
-    from agent.app.methods import METHODS
+    from graphs.registry import METHODS
 
     modules = {method: module for method, (module, _) in METHODS.items()} | {"chat": "graphs.chat"}
     if name not in modules:

@@ -1,8 +1,8 @@
 """User settings -> a method's context: the one path every entry point uses.
 
-The CLI (`--set NAME=VALUE`, flags), the Python API, `disambig eval`, the agent tool and the
-methods that run another method (rewrite, chat) all turn what the user set into a method's
-context with `method_context`. Only what the user set explicitly overrides the method's own
+The CLI (`--set NAME=VALUE`, flags), the Python API, `disambig eval` and the agent tool all
+turn what the user set into a method's context with `method_context` (the methods that run
+another method, rewrite and chat, do the same inside graphs/ with `graphs.registry.inner_context`). Only what the user set explicitly overrides the method's own
 defaults: VERDICT behind rewrite keeps k=20 unless the user asked for a k, and an explicit
 `--k 5` reaches it even though 5 is the front door's default.
 """
@@ -54,6 +54,13 @@ def user_settings(settings: Context | dict[str, Any] | None) -> dict[str, Any]:
     raise InputError(f"context must be a Context or a dict, not {type(settings).__name__}")
 
 
+def method_schema(method: str) -> type[Context]:
+    """The context class of `method` (InputError naming the choices for an unknown one)."""
+    from graphs.registry import context_schema
+
+    return context_schema(method)
+
+
 def method_context(method: str, settings: Context | dict[str, Any] | None = None, *,
                    strict: bool | None = None) -> Context:
     """The context of `method`'s own class: its defaults, overridden by what the user set.
@@ -62,10 +69,9 @@ def method_context(method: str, settings: Context | dict[str, Any] | None = None
     InputError) or another method's context (its explicit settings the method shares carry
     over, the rest is that method's business). The model setting is checked here, so a typo
     fails before any retrieval or model call."""
-    from agent.app.methods import load_method
     from agent.llm.models import check_model_setting
 
-    schema = load_method(method).builder.context_schema
+    schema = method_schema(method)
     if type(settings) is schema:
         result = settings
     else:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from agent.steps.clarify import clarification_options, needs_clarification
 from agent.context import Context
 from agent.errors import DisambigError
-from agent.app.methods import METHODS
+from graphs.registry import METHODS
 
 TOOL_METHODS = tuple(name for name in METHODS if name != "rewrite")  # rewrite needs a conversation
 DESCRIPTION = (

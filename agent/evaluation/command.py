@@ -25,6 +25,10 @@ def add_eval_parser(commands) -> argparse.ArgumentParser:
     sub.add_argument("--mode", choices=["dense", "sparse", "hybrid"], help="retriever (default hybrid)")
     sub.add_argument("--k", type=int, help="passages to retrieve")
     sub.add_argument("--set", action="append", metavar="NAME=VALUE", help="a method setting (any method that has it)")
+    sub.add_argument("--profile", choices=["paper", "product"],
+                     help="paper: every method as published; product: the product's departures (readings, "
+                          "verify_calls, adf_calls) for every method that has them; --set wins (default: each "
+                          "method's own defaults)")
     sub.add_argument("--concurrency", type=int, default=1, help="questions run at once (default 1)")
     sub.add_argument("--cache", metavar="DIR", help="result and LLM reply cache (default $DISAMBIG_EVAL_CACHE or a per-user cache dir)")
     sub.add_argument("--universe", choices=["auto", "fixed", "index"], default="auto",
@@ -55,8 +59,8 @@ def cmd_eval(args) -> int:
     config = EvalConfig(
         dataset=args.dataset, data=args.data, methods=methods, out=args.out, model=args.model or "", ids=args.ids,
         limit=args.limit, sample=args.sample, seed=args.seed, index_dir=args.index, index=index_overrides(args),
-        retrieval_mode=args.mode,
-        k=args.k, settings=settings, concurrency=args.concurrency, cache=args.cache, universe=args.universe,
+        retrieval_mode=args.mode, k=args.k, settings=settings, profile=args.profile, concurrency=args.concurrency,
+        cache=args.cache, universe=args.universe,
         judge_model=args.judge_model, qa_model=args.qa_model, progress=not args.quiet,
     )
     summary = run_eval(config)

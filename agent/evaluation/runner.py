@@ -48,6 +48,7 @@ class EvalConfig:
     retrieval_mode: str | None = None
     k: int | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    profile: str | None = None  # paper | product: the departures each method has (agent.context.PROFILES)
     concurrency: int = 1  # questions in flight at once
     cache: str | None = None
     universe: str = "auto"  # fixed: the dataset's own passages; index: the configured index
@@ -98,18 +99,20 @@ def _index_fingerprint(context) -> str:
 
 
 def _method_contexts(config: EvalConfig, model_name: str) -> dict:
-    """Each method's context from the `--set` settings it has (a setting no selected method
-    has is an InputError) and the flags."""
-    from agent.app.methods import load_method
-    from agent.app.settings import method_context
+    """Each method's context from the `--profile` departures and `--set` settings it has (a
+    setting no selected method has is an InputError) and the flags."""
+    from agent.app.settings import method_context, method_schema
+    from agent.context import profile_settings
 
     contexts, used = {}, set()
     flags = {"model": model_name, "index_dir": config.index_dir, "retrieval_mode": config.retrieval_mode,
              "k": config.k, **{name: value for name, value in config.index.items() if value is not None}}
     for method in config.methods:
-        known = {f.name for f in fields(load_method(method).builder.context_schema)}
+        schema = method_schema(method)
+        known = {f.name for f in fields(schema)}
         used.update(known & set(config.settings))
-        contexts[method] = method_context(method, {**config.settings, **flags}, strict=False)
+        profile = profile_settings(config.profile, schema) if config.profile else {}
+        contexts[method] = method_context(method, {**profile, **config.settings, **flags}, strict=False)
     unused = sorted(set(config.settings) - used)
     if unused:
         raise InputError(f"--set {', '.join(unused)}: no selected method has such a setting")

@@ -2,9 +2,11 @@
 
 Pseudo-interpretations are inferred by the model alone; every one of them (plus, for DIVA,
 the question) retrieves top-K candidates; candidates are re-scored by their mean cosine to
-all pseudo-interpretations and the top-K kept; then one call over the kept passages says which
-pseudo-interpretations they answer (sent once, not once per interpretation: the passages are
-most of a prompt's tokens). Each step exists here once and both graphs import it.
+all pseudo-interpretations and the top-K kept; then verification says which
+pseudo-interpretations the kept passages answer: one Yes/No call per interpretation, in parallel,
+as published (`verify_calls=per_interpretation`), or one call over all of them (`batched`, the
+product's: the passages are most of a prompt's tokens and are sent once). Each step exists here
+once and both graphs import it.
 """
 
 from __future__ import annotations
@@ -16,14 +18,14 @@ import numpy as np
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, field_validator
 
-from agent.context import Context
+from agent.context import Context, VerifyCalls, departure
 from agent.errors import validate_question
 from agent.llm.calls import generate_structured
 from agent.llm.prompts import format_passages, fragment
 from agent.llm.schemas import YesNo
 from agent.retrieval.retriever import Retriever, get_retriever, passage_vectors
 from agent.state import RAGState
-from agent.usage import emit, tracked
+from agent.usage import emit, map_concurrent, tracked
 
 Grade = Literal["Useful", "PartialUseful", "Useless"]
 AmbiguityType = Literal["AmbSub", "AmbObj", "AmbPred", "AmbTime", "AmbLoc", "none"]
@@ -31,8 +33,8 @@ MAX_INTERPRETATIONS = 8  # hard bound in the JSON schema; the run-time cap is a 
 
 
 @dataclass(kw_only=True)
-class DiversifyContext(Context):
-    """Knobs of the diversify and verify steps (DIVA and DtV subclass this)."""
+class DiversifySettings:
+    """Knobs of the diversify and verify steps (DIVA's and DtV's contexts hold them)."""
 
     max_interpretations: int = field(
         default=5, metadata={"description": "Cap on pseudo-interpretations (and so on verification calls)"}
@@ -48,6 +50,12 @@ class DiversifyContext(Context):
         default=False,
         metadata={"description": "Report only the verified readings (DtV's post-hoc filter); off: they guide the synthesis"},
     )
+    verify_calls: VerifyCalls = departure("verify_calls", "paper")
+
+
+@dataclass(kw_only=True)
+class DiversifyContext(Context, DiversifySettings):
+    """The shared settings and the diversify and verify ones (DtV's base)."""
 
 
 class DiversifyState(RAGState, total=False):
@@ -195,6 +203,20 @@ def verify_all(context: Context, questions: list[str], passages: list[dict]) -> 
             for n, q in enumerate(questions, 1)]
 
 
+def verify_each(context: Context, questions: list[str], passages: list[dict]) -> list[dict]:
+    """One Yes/No call per question ("do these passages contain its answer?"), in parallel
+    at most `concurrency` at a time; a reply that stays malformed after the retry is a No,
+    marked unparsed."""
+    shown = format_passages(passages, VERIFY_PASSAGE_CHARS)
+
+    def verify(question: str) -> dict:
+        reply = generate_structured(context, PassageVerdict, "verify_interpretation", max_tokens=VERIFY_MAX_TOKENS,
+                                    question=question, passages=shown)
+        return {"question": question, "verdict": reply.contains_answer if reply else "No", "parsed": reply is not None}
+
+    return map_concurrent(verify, questions, max(1, context.concurrency))
+
+
 @tracked
 def infer_pseudo_interpretations(state: DiversifyState, runtime: Runtime[DiversifyContext]) -> dict:
     """A second call turns the question (and the ambiguity reason, when known) into
@@ -224,12 +246,13 @@ def retrieve_diversified(state: DiversifyState, runtime: Runtime[DiversifyContex
 
 @tracked
 def verify_passages(state: DiversifyState, runtime: Runtime[DiversifyContext]) -> dict:
-    """One call over the kept passages says which interpretations they answer (one round,
-    the passages sent once); the grade follows from how many they answer."""
+    """Which interpretations the kept passages answer: a call per interpretation, or one call
+    over all of them (`verify_calls`); the grade follows from how many they answer."""
     passages = state.get("passages") or []
     questions = targets(state)
     if passages:
-        verdicts = verify_all(runtime.context, questions, passages)
+        verify = verify_each if runtime.context.verify_calls == "per_interpretation" else verify_all
+        verdicts = verify(runtime.context, questions, passages)
     else:  # nothing retrieved: nothing can contain an answer, and no call is needed
         verdicts = [{"question": q, "verdict": "No", "parsed": True} for q in questions]
     result = grade(verdicts)
@@ -243,7 +266,7 @@ def verify_passages(state: DiversifyState, runtime: Runtime[DiversifyContext]) -
         # DtV reports these readings only (unverified ones are dropped); DIVA lets them guide
         **({"verified_questions": verified} if only else {}),
         "decision": {
-            "verdicts": verdicts, "grade": result,
+            "verdicts": verdicts, "grade": result, "verify_calls": runtime.context.verify_calls,
             "unparsed_verdicts": sum(not v["parsed"] for v in verdicts),
             # the answer comes from the passages unless none answers anything (DIVA then adapts)
             **({"branch": "passages", "supported_by_corpus": True} if result != "Useless" else {}),

@@ -22,7 +22,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 
 def chat_methods() -> dict:
     """The methods the chat graph accepts, each with its summary, and the chat's default one."""
-    from agent.app.methods import METHODS
+    from graphs.registry import METHODS
     from graphs.chat import ANSWERING_METHODS, ChatContext
 
     default = next(f.default for f in fields(ChatContext) if f.name == "downstream")

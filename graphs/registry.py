@@ -1,11 +1,17 @@
-"""The registry of method graphs: name -> module under `graphs/` and a one-line summary."""
+"""The registry of method graphs: name -> module under `graphs/` and a one-line summary.
+
+It lives beside the graphs so that a graph running another method (rewrite, chat) needs nothing
+from the app layer: `agent/app` depends on `graphs/`, never the reverse (tests/test_layout.py).
+"""
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import fields
 from functools import cache
 from types import ModuleType
 
+from agent.context import Context, make_context
 from agent.errors import InputError
 from agent.state import COMMON_DECISION
 
@@ -27,6 +33,21 @@ def load_method(name: str) -> ModuleType:
     if name not in METHODS:
         raise InputError(f"unknown method {name!r}; available: {', '.join(METHODS)}")
     return importlib.import_module(METHODS[name][0])
+
+
+def context_schema(name: str) -> type[Context]:
+    return load_method(name).builder.context_schema
+
+
+def inner_context(name: str, outer: Context) -> Context:
+    """The context method `name` runs with inside a graph whose context is `outer`: its own
+    class and defaults, overridden only by what the user set explicitly on `outer` that it
+    has (VERDICT behind rewrite keeps its k=20 unless the user asked for a k)."""
+    schema = context_schema(name)
+    if type(outer) is schema:
+        return outer
+    known = {f.name for f in fields(schema)}
+    return make_context(schema, {key: value for key, value in outer.explicit.items() if key in known})
 
 
 def decision_contract(decision: dict | None, method: str) -> dict:
