@@ -389,7 +389,7 @@ def test_cli_ask_method_adf(capsys, scripted, demo_index):
 
     script(scripted)
     code = main(["ask", "What is HP?", "--method", "adf", "--model", "scripted", "--index", demo_index,
-                 "--set", "tau_sep=-1", "--set", "preset=asqa", "--json"])
+                 "--set", "tau_sep=-1", "--set", "preset=asqa", "--set", "adf_calls=batched", "--json"])
     result = json.loads(capsys.readouterr().out)
     assert code == 0 and result["decision"]["adf"]["gate"] == "Ambiguous" and result["decision"]["adf"]["tau_sep"] == -1.0
     assert result["decision"]["adf"]["preset"] == "asqa" and result["decision"]["adf"]["hyde_style"] == "detailed"
