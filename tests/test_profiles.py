@@ -175,3 +175,20 @@ def test_auto_runs_diva_as_a_subgraph_seen_in_the_drawing_and_the_stream(scripte
     assert {"identify_ambiguity_type", "verify_passages", "synthesize_answer"} <= seen
     # auto's DIVA runs with the product's settings: one verify call
     assert len(calls_with(scripted, VERIFY)) == 1 and not calls_with(scripted, VERIFY_ONE)
+
+
+def test_rewrite_runs_its_downstream_method_nested_with_its_own_context(scripted, demo_index):
+    """The downstream method runs inside `run_downstream`: its nodes stream under that node's
+    namespace, and it gets its own context class (DIVA's paper defaults: a call per reading)."""
+    from agent.app.settings import method_context
+    from graphs.rewrite import graph
+
+    script(scripted, verdicts={READINGS[0]: "Yes"})
+    seen: dict[tuple, list] = {}
+    for namespace, update in graph.stream({"question": "What is HP?"}, subgraphs=True, stream_mode="updates",
+                                          context=method_context("rewrite", context(demo_index, downstream="diva"))):
+        seen.setdefault(namespace[:1] and namespace[0].split(":")[0], []).extend(update)
+    assert seen[()] == ["classify_ambiguity", "run_downstream"]
+    assert seen["run_downstream"] == ["identify_ambiguity_type", "infer_pseudo_interpretations",
+                                      "retrieve_diversified", "verify_passages", "synthesize_answer"]
+    assert len(calls_with(scripted, VERIFY_ONE)) == len(READINGS)
