@@ -171,6 +171,9 @@ def chat_command(args, read: Callable[[str], str] = input) -> int:
     url = database_url(getattr(args, "database_url", None))
     with open_checkpointer(args.db, url) as saver:
         session = ChatSession(saver, thread, chat_settings(args))
+        from agent.app.warm import warm_in_background
+
+        warm_in_background(session.context)  # encoder, index and model load while the first question is typed
         terminal = Terminal(read, method=session.context.downstream)
         earlier = len(session.messages())
         print(f"disambig chat · thread {thread} ({earlier} earlier messages) · method {session.context.downstream} · "

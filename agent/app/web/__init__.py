@@ -9,6 +9,7 @@ with, read from the registry so new methods (and a new default) appear without a
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import fields
 from pathlib import Path
 
@@ -41,7 +42,17 @@ async def methods(request):
     return JSONResponse(METHOD_LIST)
 
 
-app = Starlette(routes=[
+@contextlib.asynccontextmanager
+async def warm_start(app):
+    """At server start, load the encoder, the index and the local model in the background, so
+    the first question finds them warm like every later one (agent/app/warm.py)."""
+    from agent.app.warm import warm_in_background
+
+    warm_in_background()
+    yield
+
+
+app = Starlette(lifespan=warm_start, routes=[
     Route("/", page, methods=["GET"]),
     Route("/ui/methods", methods, methods=["GET"]),
     Mount("/ui/static", StaticFiles(directory=STATIC), name="static"),
