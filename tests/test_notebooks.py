@@ -2,6 +2,7 @@
 on any error; the committed copies carry no outputs."""
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -13,6 +14,9 @@ from tests.chat_script import TWO_MEANINGS
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ["quickstart.ipynb", "agent_tool.ipynb"]
+# the scripted HP answer; its [n] follow where the passages rank in the notebooks' index (the demo
+# and held-out corpora, as `ingest --demo`), which a change to either corpus may shift
+HP_ANSWER = re.sub(r"\\\[\d+\\\]", lambda _: r"\[\d+\]", re.escape(json.loads(TWO_MEANINGS)["answer"]))
 
 
 def setup_cell(index: Path) -> nbformat.NotebookNode:
@@ -65,7 +69,7 @@ def test_quickstart_ingests_asks_every_method_and_compares(tmp_path):
     assert "'added': 272" in outputs  # the demo and held-out corpora (162 + 110) went into the fresh index
     table = next(text_of(cell) for cell in notebook.cells if "LLM calls" in text_of(cell))
     assert {line.split()[0] for line in table.splitlines()[2:]} == set(METHODS)
-    assert f"== vanilla\n{json.loads(TWO_MEANINGS)['answer']}" in outputs
+    assert re.search("== vanilla\n" + HP_ANSWER, outputs)
     # the streamed run uses auto, the default: its gate's steps, then one synthesis call
     assert "[retrieve_for_gate]\n[assess_ambiguity]" in outputs and "1 LLM call(s)" in outputs
 
@@ -76,4 +80,4 @@ def test_agent_tool_notebook_runs_an_agent_that_calls_the_tool(tmp_path):
     assert '"status": "answered"' in outputs and '"status": "needs_clarification"' in outputs
     last = text_of(notebook.cells[-1])
     assert "ask_documents({'question': 'What is HP?', 'method': 'vanilla'})" in last
-    assert f"   ai: {json.loads(TWO_MEANINGS)['answer']}" in last
+    assert re.search("   ai: " + HP_ANSWER, last)
