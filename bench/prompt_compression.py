@@ -1,12 +1,13 @@
 """Prompt tokens of the shared synthesis prompt with and without extractive compression.
 
     .venv/bin/python bench/prompt_compression.py [--split test|tune|all] [--k 5] [--index DIR]
+    .venv/bin/python bench/prompt_compression.py --questions asqa --index WIKI_POOL_INDEX [--split test]
 
-For each demo fixture question: vanilla's retrieval (hybrid, top k), the `synthesize_answer`
+For each demo fixture question (or ASQA pool question of the split, over the wiki-pool index): vanilla's retrieval (hybrid, top k), the `synthesize_answer`
 prompt rendered with whole passages and with `compress_passages` (agent/steps/compression.py),
 counted with tiktoken (cl100k). Also a quality proxy that needs no LLM: of the gold answers the
-whole passages hold (>= 80% of their content words in one passage), the share the compressed
-passages still hold. The LLM's quality with the switch on is measured separately.
+whole passages hold (demo: >= 80% of their content words in one passage; ASQA: a short answer's
+alias as a substring), the share the compressed passages still hold. The LLM's quality with the switch on is measured separately.
 """
 
 from __future__ import annotations
@@ -29,19 +30,51 @@ def questions(split: str) -> list[dict]:
     return [q for q in fixture if q["id"] in wanted]
 
 
+def asqa_items(split: str) -> list[dict]:
+    """ASQA pool questions of the split, with each QA pair's short-answer aliases as gold answers."""
+    import os
+
+    from agent.evaluation.datasets import load_asqa
+
+    data = Path(os.environ.get("DISAMBIG_SHARED_DATA") or ROOT.parent / "shared" / "data") / "asqa" / "asqa_dev.json"
+    names = ["tune", "test"] if split == "all" else [split]
+    wanted = {i for name in names for i in (ROOT / "bench" / "splits" / f"asqa_pool_{name}.txt").read_text().split()}
+    return [{"question": e.question, "aliases": [[a for group in pair["short_answers"] for a in group]
+                                                for pair in e.qa_pairs]}
+            for e in load_asqa(data) if e.id in wanted]
+
+
+def _folded(text: str) -> str:
+    import re
+
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
+def golds_held(item: dict, passages: list[dict]) -> list[bool]:
+    """Per gold answer of the question: whether the passages hold it."""
+    from agent.steps.grounding import answer_support
+
+    if "aliases" in item:
+        text = " " + " ".join(_folded(f"{p['title']} {p['text']}") for p in passages) + " "
+        return [any(f" {_folded(a)} " in text for a in aliases if _folded(a)) for aliases in item["aliases"]]
+    return [any(answer_support(g["answer"], p["text"]) >= 0.8 for p in passages) for g in item["interpretations"]]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=["test", "tune", "all"], default="all")
     parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--index", help="an index of the demo corpus (default: built in a temp dir)")
+    parser.add_argument("--index", help="an index of the demo corpus (default: built in a temp dir), or the wiki pool's")
+    parser.add_argument("--questions", choices=["demo", "asqa"], default="demo")
     args = parser.parse_args()
+    if args.questions == "asqa" and not args.index:
+        parser.error("--questions asqa needs --index (the wiki-pool index)")
 
     from agent.context import Context
     from agent.llm.prompts import format_passages, render
     from agent.retrieval.retriever import get_retriever
     from agent.retrieval.tokens import count_tokens
     from agent.steps.compression import compress_passages
-    from agent.steps.grounding import answer_support
     from bench.cost import build_demo_index
 
     context = Context(index_dir=args.index or build_demo_index(), k=args.k)
@@ -52,17 +85,18 @@ def main() -> int:
         return sum(count_tokens(str(m.content)) for m in messages)
 
     before, after, held, kept = [], [], 0, 0
-    for item in questions(args.split):
+    items = asqa_items(args.split) if args.questions == "asqa" else questions(args.split)
+    for item in items:
         passages = retriever.search(item["question"], "hybrid", args.k)
         short = compress_passages(item["question"], passages, retriever.embed_queries)
         before.append(prompt_tokens(item["question"], passages))
         after.append(prompt_tokens(item["question"], short))
-        for gold in item["interpretations"]:
-            if any(answer_support(gold["answer"], p["text"]) >= 0.8 for p in passages):
-                held += 1
-                kept += any(answer_support(gold["answer"], p["text"]) >= 0.8 for p in short)
+        for whole, part in zip(golds_held(item, passages), golds_held(item, short)):
+            held += whole
+            kept += whole and part
     cuts = [1 - a / b for a, b in zip(after, before)]
-    print(f"demo fixture ({args.split}, n={len(before)}), k={args.k}, synthesize_answer prompt, tiktoken cl100k")
+    name = "ASQA pool" if args.questions == "asqa" else "demo fixture"
+    print(f"{name} ({args.split}, n={len(before)}), k={args.k}, synthesize_answer prompt, tiktoken cl100k")
     print("| | prompt tokens/q mean | median | min | max |\n|---|---|---|---|---|")
     for name, values in (("whole passages", before), ("compressed", after)):
         print(f"| {name} | {statistics.mean(values):.0f} | {statistics.median(values):.0f} | {min(values)} | {max(values)} |")
