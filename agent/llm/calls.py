@@ -13,7 +13,6 @@ import random
 import time
 from typing import Any, Callable, TypeVar
 
-import openai
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.utils.json import parse_partial_json
 from pydantic import BaseModel, ValidationError
@@ -28,7 +27,6 @@ from agent.usage import emit, record, record_round
 
 Schema = TypeVar("Schema", bound=BaseModel)
 INTERNAL = {"tags": ["nostream"]}  # LangGraph's messages stream skips these calls
-_TRANSIENT = (openai.InternalServerError, openai.RateLimitError, openai.APIStatusError)
 
 
 def _backoff(attempt: int) -> float:
@@ -80,6 +78,9 @@ def call_model(
     `stream_field`: stream that string field of the JSON reply to the user sentence by sentence
     (agent/llm/streaming.py: only sentences that stand are shown, a loop stops the request);
     `shown` carries what was shown across retries and the `stands` check."""
+    import openai  # here, not at import: 1 s of a cold process, which shows the readings before any call
+
+    transient = (openai.InternalServerError, openai.RateLimitError, openai.APIStatusError)
     shown = shown or ShownSentences()
     bind = dict(bind or {})
     if max_tokens:
@@ -106,7 +107,7 @@ def call_model(
         except openai.BadRequestError:
             record(abstentions=1)  # deterministic (e.g. prompt too long): retrying cannot help
             return None
-        except _TRANSIENT:
+        except transient:
             pass
         if attempt < context.max_retries:
             record(retries=1)
