@@ -27,7 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 from agent.context import cache_dir  # noqa: E402
 
-SHARED = ROOT.parent / "shared" / "data"
+# ../shared/data beside the checkout (a worktree under /work/wt/NAME finds /work/shared/data two levels up)
+SHARED = next((base / "shared" / "data" for base in (ROOT.parent, ROOT.parent.parent)
+               if (base / "shared" / "data").exists()), ROOT.parent / "shared" / "data")
 CORPUS = SHARED / "corpus" / "wiki_pool.jsonl"
 ASQA, POOL_IDS = SHARED / "asqa" / "asqa_dev.json", SHARED / "asqa" / "pool_dev_ids.txt"
 MODES = ("dense", "sparse", "hybrid")

@@ -51,8 +51,12 @@ class Synthetic:
         return " ".join(f"w{i}" for i in self.random.choice(VOCABULARY, count, p=self.law))
 
     def passages(self, start: int, end: int) -> list[dict]:
-        return [{"id": f"p{i}", "title": f"p{i}", "text": self.words(int(self.random.integers(40, 91))),
-                 "source": "synthetic", "metadata": {}} for i in range(start, end)]
+        """One vectorized draw for the block (drawing per passage costs more than the ingest)."""
+        lengths = self.random.integers(40, 91, end - start)
+        drawn = self.random.choice(VOCABULARY, int(lengths.sum()), p=self.law)
+        bounds = np.concatenate([[0], np.cumsum(lengths)])
+        return [{"id": f"p{i}", "title": f"p{i}", "text": " ".join(f"w{w}" for w in drawn[bounds[n]:bounds[n + 1]]),
+                 "source": "synthetic", "metadata": {}} for n, i in enumerate(range(start, end))]
 
     def vector(self, row: int) -> np.ndarray:
         noise = np.random.default_rng(row).standard_normal(DIMENSION).astype(np.float32) * 0.6 / np.sqrt(DIMENSION)
