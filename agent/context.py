@@ -93,6 +93,12 @@ class Context:
         "DISAMBIG_ANSWER_STYLE", "checked", str,
         "Final answer: the model's checked sentences plus one per reading they miss (checked), or readings only (template)",
     )
+    # answer assembly (agent/assembly/): the learned reading selector and its thresholds
+    max_readings: int = field(default=5, metadata={"description": "Extractive readings stated at most (0: none)"})
+    reading_threshold: float = field(
+        default=0.0, metadata={"description": "Selector probability a reading needs; 0 uses the shipped model's threshold"})
+    confident_threshold: float = field(
+        default=0.8, metadata={"description": "Probability a reading needs when the question was judged clear"})
     temperature: float = field(default=0.0, metadata={"description": "Sampling temperature"})
     max_tokens: int = field(default=700, metadata={"description": "Completion token cap per LLM call"})
     max_answer_tokens: int = field(default=250, metadata={

@@ -29,6 +29,7 @@ from agent.evaluation.llm_cache import ResponseStore, register_cached_model, rep
 from agent.llm.answers import cited_numbers  # noqa: E402
 from agent.steps.grounding import answer_support  # noqa: E402
 from agent.steps.interpretations import SUPPORT, sentences  # noqa: E402
+from agent.evaluation.sentence_metrics import sentence_scores, summarize  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "agent" / "data"
@@ -47,7 +48,13 @@ def cited_senses(sentence: str, passages: list[dict], senses: dict) -> set[tuple
 
 
 def score(question: dict, result: dict, senses: dict) -> dict:
-    """Recalled senses (ambiguous) or whether another sense was cited (clear)."""
+    """Recalled senses (ambiguous) or whether another sense was cited (clear), with the
+    sentence metrics (agent/evaluation/sentence_metrics.py) against every gold short answer."""
+    golds = [item["answer"] for item in question["interpretations"]]
+    return {**sense_score(question, result, senses), **sentence_scores(result["answer"], result["passages"], golds)}
+
+
+def sense_score(question: dict, result: dict, senses: dict) -> dict:
     parts = sentences(result["answer"])
     topic = question["topic"]
     if question["label"] == "ambiguous":
@@ -74,9 +81,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ids", nargs="*", help="only these question ids")
     parser.add_argument("--out", default="/tmp/sense-recall-runs.jsonl")
     parser.add_argument("--cache", help="replay and store the model's replies in this SQLite file")
+    parser.add_argument("--split", choices=["tune", "test", "all"], default="all",
+                        help="the demo fixture's half (bench/splits/demo_*.txt); the held-out fixture is test only")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a method setting")
+    parser.add_argument("--rescore", metavar="RUNS", help="score the rows of an earlier --out file again, run nothing")
     args = parser.parse_args(argv)
+    if args.rescore:
+        return report([json.loads(line) for line in Path(args.rescore).read_text().splitlines() if line.strip()],
+                      args.fixture, args.model, rescore=True)
     model = register_cached_model(args.model, ResponseStore(args.cache)) if args.cache else args.model
     questions = json.loads((DATA / FIXTURES[args.fixture]).read_text())["questions"]
+    if args.split != "all" and args.fixture == "demo":
+        wanted = set((ROOT / "bench" / "splits" / f"demo_{args.split}.txt").read_text().split())
+        questions = [q for q in questions if q["id"] in wanted]
     if args.ids:
         questions = [q for q in questions if q["id"] in args.ids]
     elif args.sample:
@@ -88,30 +105,46 @@ def main(argv: list[str] | None = None) -> int:
             for question in questions:
                 started = time.time()
                 with replay_scope():
-                    result = api.ask(question["question"], method, {"model": model, "index_dir": args.index})
+                    result = api.ask(question["question"], method,
+                                     {"model": model, "index_dir": args.index, **dict(p.split("=", 1) for p in args.set)})
                 row = {"method": method, "id": question["id"], "label": question["label"],
                        "seconds": round(time.time() - started, 1), "llm_calls": result["usage"]["llm_calls"],
                        "tokens": result["usage"]["prompt_tokens"] + result["usage"]["completion_tokens"],
                        "answer": result["answer"], "ambiguous": result["decision"].get("ambiguous"),
-                       **score(question, result, senses)}
+                       "passages": [{k: p.get(k, "") for k in ("id", "title", "text")} for p in result["passages"]],
+                       "question": question["question"], **score(question, result, senses)}
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 out.flush()
                 rows.append(row)
                 print(f"{method} {question['id']}: {row.get('recalled', row.get('invented'))} ({row['seconds']}s)",
                       file=sys.stderr, flush=True)
-    print(f"\nSense recall on the {args.fixture} fixture with `{args.model}` ({len(questions)} questions)\n")
-    print("| method | ambiguous q | sense recall | clear q | clear without an invented sense | LLM calls/q | tokens/q | s/q |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for method in args.methods:
-        mine = [r for r in rows if r["method"] == method]
-        ambiguous = [r for r in mine if r["label"] == "ambiguous"]
-        clear = [r for r in mine if r["label"] == "clear"]
-        recall = sum(len(r["recalled"]) for r in ambiguous) / max(sum(r["senses"] for r in ambiguous), 1)
-        clean = sum(not r["invented"] for r in clear) / max(len(clear), 1)
-        n = max(len(mine), 1)
-        print(f"| {method} | {len(ambiguous)} | {recall:.3f} | {len(clear)} | {clean:.3f} "
-              f"| {sum(r['llm_calls'] for r in mine) / n:.1f} | {sum(r['tokens'] for r in mine) / n:.0f} "
-              f"| {sum(r['seconds'] for r in mine) / n:.0f} |")
+    return report(rows, args.fixture, args.model)
+
+
+def report(rows: list[dict], fixture: str, model: str, rescore: bool = False) -> int:
+    """One row per method and label: sense recall, sentence precision, broken sentences per 100
+    answers, characters, sense F1, answered share and cost."""
+    if rescore:
+        questions = {q["id"]: q for name in FIXTURES.values() for q in json.loads((DATA / name).read_text())["questions"]}
+        senses = passage_senses()
+        rows = [{**row, **score(questions[row["id"]], row, senses)} for row in rows]
+    print(f"\nAnswer quality on the {fixture} fixture with `{model}` ({len({r['id'] for r in rows})} questions)\n")
+    print("| method | label | n | sense recall | sentence precision | broken /100 answers | chars/answer | sense F1 "
+          "| answered | clear without an invented sense | LLM calls/q | tokens/q | s/q |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for method in dict.fromkeys(r["method"] for r in rows):
+        for label in ("ambiguous", "clear"):
+            mine = [r for r in rows if r["method"] == method and r["label"] == label]
+            if not mine:
+                continue
+            s = summarize(mine)
+            clean = f"{sum(not r['invented'] for r in mine) / len(mine):.3f}" if label == "clear" else "–"
+            recall = "–" if s["sense_recall"] is None else f"{s['sense_recall']:.3f}"
+            n = len(mine)
+            print(f"| {method} | {label} | {n} | {recall} | {s['sentence_precision']:.3f} "
+                  f"| {100 * s['broken_per_answer']:.0f} | {s['chars_per_answer']:.0f} | {s['sense_f1']:.3f} "
+                  f"| {s['answered']:.2f} | {clean} | {sum(r['llm_calls'] for r in mine) / n:.1f} "
+                  f"| {sum(r['tokens'] for r in mine) / n:.0f} | {sum(r['seconds'] for r in mine) / n:.0f} |")
     return 0
 
 

@@ -1,21 +1,20 @@
 """auto, the default method: decide per question whether it is clear or ambiguous from cheap
-signals, then answer like vanilla or run an ambiguity method.
+signals, then answer from the passages with readings chosen by a learned selector.
 
 retrieve_for_gate (3k passages, ranked as a 2k search) -> assess_ambiguity (no LLM, on the top
-2k: query detector, focus of the passages on the question, years the top titles leave open, ADF coherence for the record;
-agent/steps/ambiguity_signals.py) ->
-  clear:                      keep_top_passages -> synthesize_answer (vanilla's call; its sentences
-                              checked as below, no second sense added)
-  ambiguous, budget "fast":   answer_each_sense: vanilla's synthesis over the top k (one
-                              call, the same as vanilla's), plus extractive, cited readings
-                              from the 3k passages no kept reading cites, senses unlike the
-                              cited ones first (agent/steps/readings.py)
-  ambiguous, budget "thorough": the DIVA graph as a subgraph node (graphs/compose.py; several
-                              calls, with the product's settings); its detail goes under `decision.diva`
-Either way the shared synthesis keeps only grounded, distinct interpretations and states each.
+2k: query detector, focus of the passages on the question, years the top titles leave open, ADF
+coherence for the record; agent/steps/ambiguity_signals.py) ->
+  budget "thorough" and ambiguous: the DIVA graph as a subgraph node (graphs/compose.py; several
+              calls, with the product's settings); its detail goes under `decision.diva`
+  otherwise: select_readings (no LLM: the learned selector's cited sentences from the 3k
+              passages, streamed at once as a `readings` event; a clear question gets one only
+              when the selector is confident) ->
+    budget "instant":  compose_answer (the readings alone, no model call)
+    budget "fast":     synthesize_answer (vanilla's one call over the top k) -> check_sentences
+                       (the draft's sentences that stand) -> compose_answer
 `decision` = {ambiguous, branch, interpretations_source, abstained, auto: {signals, fired, thresholds,
-method}} (+ `diva: {...}` when DIVA answered); the common part is auto's own choice;
-the stream carries an `auto_decision` event as soon as the gate has decided.
+method}, assembly: {readings, dropped}} (+ `diva: {...}` when DIVA answered); the stream carries an
+`auto_decision` event as soon as the gate has decided.
 """
 
 from __future__ import annotations
@@ -28,25 +27,18 @@ from langgraph.runtime import Runtime
 
 from agent.context import Context, Readings, VerifyCalls, departure
 from agent.errors import InputError, validate_question
-from agent.retrieval.retriever import get_retriever, passage_vectors
+from agent.retrieval.retriever import get_retriever
 from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
-from agent.steps.ambiguity_signals import (
-    DEFAULT_THRESHOLDS,
-    GateThresholds,
-    detector_signal,
-    edition_signal,
-    is_ambiguous,
-    passage_signals,
-)
-from agent.steps.readings import synthesize_checked, synthesize_with_readings
+from agent.assembly.gate import GATE_POOL, gate_signals, load_gate
+from agent.assembly.nodes import check_sentences, compose_answer, draft_answer, select_readings
+from agent.steps.ambiguity_signals import DEFAULT_THRESHOLDS, GateThresholds, is_ambiguous
 from agent.usage import emit, tracked
 from graphs.compose import subgraph_node
 from graphs.diva import DIVASettings
 
-Budget = Literal["fast", "thorough"]
-GATE_POOL = 2  # x k passages the gate looks at (its thresholds were calibrated on 2k)
+Budget = Literal["instant", "fast", "thorough"]
 READING_POOL = 3  # x k passages an ambiguous question's readings may come from
-METHOD_FOR_BUDGET = {"fast": "synthesis + extractive readings", "thorough": "diva"}
+METHOD_FOR_BUDGET = {"instant": "extractive readings", "fast": "synthesis + extractive readings", "thorough": "diva"}
 
 
 @dataclass(kw_only=True)
@@ -58,14 +50,21 @@ class AutoContext(Context, DIVASettings):
     verify_calls: VerifyCalls = departure("verify_calls", "product")
     budget: Budget = field(
         default="fast",
-        metadata={"description": "Ambiguous questions: fast (vanilla's one call, plus a cited extractive reading "
-                                 "for each sense of the passages it missed) "
-                                 "or thorough (DIVA: pseudo-interpretations, verification, several calls)"},
+        metadata={"description": "instant (the selector's cited readings alone, no LLM call), fast (readings plus "
+                                 "vanilla's one call, its sentences checked) or thorough (ambiguous questions go "
+                                 "to DIVA: pseudo-interpretations, verification, several calls)"},
     )
     gate_detector: float = field(
         default=DEFAULT_THRESHOLDS.detector,
         metadata={"description": "Ambiguous when the query detector's probability is at least this"},
     )
+    gate: Literal["learned", "rules"] = field(
+        default="learned",
+        metadata={"description": "learned: the gate model over the signals and the selector's view (agent/data/gate_model.npz); "
+                                 "rules: the detector, focus and editions thresholds below"},
+    )
+    gate_threshold: float = field(
+        default=0.0, metadata={"description": "Learned gate: ambiguous at this probability; 0 uses the model's threshold"})
     gate_focus: float = field(
         default=DEFAULT_THRESHOLDS.focus,
         metadata={"description": "Ambiguous when the best passage is closer to the question than the mean by less than this"},
@@ -74,12 +73,18 @@ class AutoContext(Context, DIVASettings):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.budget not in METHOD_FOR_BUDGET:
-            raise InputError(f"budget must be fast or thorough, not {self.budget!r}")
+            raise InputError(f"budget must be instant, fast or thorough, not {self.budget!r}")
 
 
 class AutoState(RAGState, total=False):
     detection_passages: list[Passage]  # 3k passages: the gate looks at the top 2k, readings at all
     ambiguous: bool
+    readings: list[dict]  # the selector's readings, as streamed (agent/assembly/nodes.py)
+    draft: str  # the model's answer before its sentences are checked
+    draft_interpretations: list[dict]
+    prose: list[str]  # the draft's sentences that stand
+    dropped_sentences: list[dict]  # the draft's sentences that did not, with why
+    reading_scores: list[float]  # the selector's probability per sentence of the pool (the gate reads them)
 
 
 @tracked
@@ -97,25 +102,32 @@ def retrieve_for_gate(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
 
 @tracked
 def assess_ambiguity(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
-    """The cheap signals and the gate's verdict; says in the stream which way it went."""
+    """The signals and the gate's verdict (the learned gate, or the rules with `gate=rules`);
+    says in the stream which way it went. The selector's scores of the pool go on to
+    select_readings."""
     context = runtime.context
-    passages = (state.get("detection_passages") or [])[:GATE_POOL * context.k]
-    retriever = get_retriever(context)
-    vectors = passage_vectors(retriever, passages) if passages else []
-    query_vector = retriever.embed_queries([state["question"]])[0]
-    signals = {**passage_signals(query_vector, vectors, passages), **detector_signal(state["question"]),
-               **edition_signal(state["question"], passages[:context.k])}
+    pool = state.get("detection_passages") or []
+    signals, scored = gate_signals(state["question"], pool, context)
     thresholds = GateThresholds(detector=context.gate_detector, focus=context.gate_focus)
-    ambiguous, fired = is_ambiguous(signals, thresholds)
-    method = METHOD_FOR_BUDGET[context.budget] if ambiguous else "vanilla"
+    model = load_gate() if context.gate == "learned" else None
+    if model is not None:
+        probability = model.probability(signals)
+        threshold = context.gate_threshold if context.gate_threshold > 0 else model.threshold
+        signals["gate_probability"] = round(probability, 4)
+        ambiguous, fired = probability >= threshold, [f"gate {probability:.2f} >= {threshold:.2f}"]
+        fired = fired if ambiguous else []
+    else:
+        ambiguous, fired = is_ambiguous(signals, thresholds)
+    method = METHOD_FOR_BUDGET[context.budget] if ambiguous or context.budget == "instant" else "vanilla"
     emit({"event": "auto_decision", "ambiguous": ambiguous, "method": method, "fired": fired})
     return {
         "ambiguous": ambiguous,
+        "reading_scores": [round(p, 5) for _, p in scored],
         "decision": {
             "ambiguous": ambiguous, "branch": "ambiguous" if ambiguous else "clear",
             "interpretations_source": "diva" if method == "diva" else "synthesis",
             "auto": {"gate": "ambiguous" if ambiguous else "clear", "signals": signals, "fired": fired,
-                     "method": method, "budget": context.budget,
+                     "method": method, "budget": context.budget, "gate_model": context.gate,
                      "thresholds": {"detector": thresholds.detector, "focus": thresholds.focus,
                                     "editions": thresholds.editions}},
         },
@@ -124,41 +136,32 @@ def assess_ambiguity(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
 
 def route_after_assess_ambiguity(
     state: AutoState, runtime: Runtime[AutoContext]
-) -> Literal["keep_top_passages", "answer_each_sense", "diva"]:
-    if not state.get("ambiguous"):
-        return "keep_top_passages"
-    return "diva" if runtime.context.budget == "thorough" else "answer_each_sense"
+) -> Literal["select_readings", "diva"]:
+    return "diva" if state.get("ambiguous") and runtime.context.budget == "thorough" else "select_readings"
 
 
-@tracked
-def keep_top_passages(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
-    """A clear question is answered like vanilla, from its own top k (already in hand)."""
-    return {"passages": (state.get("detection_passages") or [])[:runtime.context.k]}
-
-
-@tracked
-def answer_each_sense(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
-    """vanilla's synthesis over the top k (the same call, so the model's answer is vanilla's),
-    then up to EXTRA_READINGS extractive readings from the 3k passages no kept reading cites
-    (agent/steps/readings.py): small models write one reading; the others sit in the passages."""
-    return synthesize_with_readings({**state, "passages": (state.get("detection_passages") or [])[:runtime.context.k]},
-                                    runtime)
+def route_after_select_readings(
+    state: AutoState, runtime: Runtime[AutoContext]
+) -> Literal["synthesize_answer", "compose_answer"]:
+    return "compose_answer" if runtime.context.budget == "instant" else "synthesize_answer"
 
 
 builder = StateGraph(AutoState, context_schema=AutoContext, input_schema=InputState, output_schema=OutputState)
 builder.add_node("retrieve_for_gate", starts_turn(retrieve_for_gate, ambiguous=None, branch="clear",
                                                   interpretations_source="synthesis"))
 builder.add_node("assess_ambiguity", assess_ambiguity)
-builder.add_node("keep_top_passages", keep_top_passages)
-builder.add_node("synthesize_answer", synthesize_checked)
-builder.add_node("answer_each_sense", answer_each_sense)
+builder.add_node("select_readings", select_readings)
+builder.add_node("synthesize_answer", draft_answer)
+builder.add_node("check_sentences", check_sentences)
+builder.add_node("compose_answer", compose_answer)
 builder.add_node("diva", subgraph_node("diva"))
 builder.add_edge(START, "retrieve_for_gate")
 builder.add_edge("retrieve_for_gate", "assess_ambiguity")
 builder.add_conditional_edges("assess_ambiguity", route_after_assess_ambiguity)
-builder.add_edge("keep_top_passages", "synthesize_answer")
-builder.add_edge("answer_each_sense", END)
-builder.add_edge("synthesize_answer", END)
+builder.add_conditional_edges("select_readings", route_after_select_readings)
+builder.add_edge("synthesize_answer", "check_sentences")
+builder.add_edge("check_sentences", "compose_answer")
+builder.add_edge("compose_answer", END)
 builder.add_edge("diva", END)
 
 graph = builder.compile(name="auto")

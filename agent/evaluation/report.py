@@ -13,8 +13,11 @@ from agent.evaluation.scoring import COST_FIELDS
 QUALITY = [
     ("str_em", "STR-EM"), ("str_hit", "STR-HIT"), ("rouge_lsum", "ROUGE-Lsum"), ("answer_f1", "Answer F1"),
     ("ndcg@5", "nDCG@5"), ("recall@5", "Recall@5"), ("mrecall@5", "MRecall@5"),
+    ("sentence_precision", "Sent-P"), ("sense_f1", "Sense-F1"),
     ("g_precision", "G-Prec"), ("g_recall", "G-Rec"), ("g_f1", "G-F1"), ("disambig_f1", "Disambig-F1"), ("dr", "DR"),
 ]
+# per-answer counts, shown as numbers (not percent)
+COUNTS = [("broken_sentences", "Broken/ans"), ("chars", "Chars/ans")]
 PLOT_FILES = {"quality": "quality_vs_tokens.png", "latency": "latency.png", "detection": "detection_confusion.png"}
 
 
@@ -32,7 +35,7 @@ def summarize_method(records: list[dict], concurrency: int = 1) -> dict:
     marked with the number of questions that were in flight while they were measured."""
     done = [r for r in records if r.get("output") is not None]
     quality = {}
-    for key, _ in QUALITY:
+    for key, _ in QUALITY + COUNTS:
         values = [r["metrics"][key] for r in done if key in r.get("metrics", {})]
         if values:
             quality[key] = _mean(values)
@@ -73,7 +76,8 @@ def markdown_table(summary: dict) -> str:
     methods = summary["methods"]
     shown = [(key, label) for key, label in QUALITY if any(key in m["quality"] for m in methods.values())]
     detection = any("detection" in m["quality"] for m in methods.values())
-    head = ["Method", "n", *[label for _, label in shown]]
+    counted = [(key, label) for key, label in COUNTS if any(key in m["quality"] for m in methods.values())]
+    head = ["Method", "n", *[label for _, label in shown], *[label for _, label in counted]]
     head += ["Det-P", "Det-R", "Det-F1", "Det-Acc"] if detection else []
     flight = next((m["cost"]["wall_s"].get("concurrency") for m in methods.values() if m["cost"].get("wall_s")), 1)
     head += ["LLM calls/q", "Tokens/q", "Retrievals/q", "timed",
@@ -82,6 +86,7 @@ def markdown_table(summary: dict) -> str:
     for name, m in methods.items():
         row = [name, str(m["answered"]) + (f" ({m['errors']} failed)" if m["errors"] else "")]
         row += [_pct(m["quality"].get(key)) for key, _ in shown]
+        row += ["–" if m["quality"].get(key) is None else f"{m['quality'][key]:.2f}" for key, _ in counted]
         if detection:
             d = m["quality"].get("detection") or {}
             row += [_pct(d.get(k)) for k in ("precision", "recall", "f1", "accuracy")]

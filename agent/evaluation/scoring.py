@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agent.evaluation import metrics
+from agent.evaluation.sentence_metrics import sentence_scores
 from agent.evaluation.datasets import Example
 
 COST_FIELDS = ("llm_calls", "prompt_tokens", "completion_tokens", "retriever_calls")
@@ -28,6 +29,7 @@ def score(example: Example, output: dict, k: int = 5) -> dict:
     if groups:
         scores["str_em"], scores["str_hit"] = metrics.str_em_hit(groups, answer)
         scores[f"mrecall@{k}"] = metrics.mrecall_at_k([p.get("text", "") for p in passages], groups, k)
+        scores.update(sentence_quality(output, passages, groups, scores["str_em"]))
     if any(r.strip() for r in example.long_answers):
         scores["rouge_lsum"] = metrics.rouge_lsum(example.long_answers, answer)
     if example.answer_annotations:
@@ -45,3 +47,15 @@ def score(example: Example, output: dict, k: int = 5) -> dict:
     if example.ambiguous is not None:
         scores["gold_ambiguous"] = bool(example.ambiguous)
     return scores
+
+
+def sentence_quality(output: dict, passages: list[dict], groups: list[list[str]], recall: float) -> dict:
+    """Sentence precision (share of the answer's sentences stating a gold short answer of some
+    sense), sense F1 against STR-EM as the sense recall, broken sentences and characters."""
+    counts = sentence_scores(output.get("answer") or "", passages, [a for group in groups for a in group])
+    found = {"broken_sentences": counts["broken"], "chars": counts["chars"]}
+    if counts["sentences"]:
+        precision = counts["precise"] / counts["sentences"]
+        found["sentence_precision"] = precision
+        found["sense_f1"] = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return found

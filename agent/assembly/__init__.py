@@ -1,0 +1,1 @@
+"""Answer assembly: select readings, check the model's sentences, compose the answer."""

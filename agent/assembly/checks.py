@@ -1,0 +1,218 @@
+"""Checks on the model's sentences: what of its prose may stand next to grounded readings.
+
+A model sentence stays when it is complete, held by the passages it cites, about the year the
+question names, in the passages' script, on the question, and not a near-repeat of an earlier
+one. Each check is a small function so the stream (which shows a sentence only once it passed)
+and the final answer use the same ones.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.assembly.text import (
+    DANGLING,
+    SENTENCE_END,
+    _ACRONYM,
+    about_other_years,
+    mentions,
+    question_words,
+    spells_out,
+)
+from agent.llm.answers import cited_numbers
+from agent.llm.prompts import CITATION_MARKER
+from agent.steps.coherence import cosine
+from agent.steps.grounding import answer_support, content_tokens, passage_words, stem, tokens
+from agent.steps.interpretations import is_readings_intro, not_silent
+
+CITED_SUPPORT = 0.67  # share of a model sentence's content words its citations must hold (0.5 and 0.67 scored alike on ASQA)
+REPEAT_OVERLAP = 0.8  # share of a model sentence's content words already said that makes it a repeat
+
+
+def model_sentences(answer: str, shown: list[dict], question: str = "", embed=None,
+                    dropped: list[dict] | None = None) -> list[str]:
+    """The model's sentences worth keeping: complete, not claiming silence, held by what they
+    cite, about the year the question names, in the passages' script, and not a near repeat
+    of what the earlier ones said (the 1.5B loops on a sentence with small changes, "founded in
+    1939", then "in 1949"); a list of passage titles loses its titles; each one citing nothing
+    gets the passage holding it. Each sentence dropped is appended to `dropped` with its reason."""
+    kept: list[str] = []
+    said: set[str] = set()
+    asked = ""  # a question the model wrote before its answer ("Which team ...? The team ... [4].")
+    dropped = [] if dropped is None else dropped
+    for sentence in not_silent(answer):
+        sentence = without_title_clauses(sentence, shown)
+        if is_readings_intro(sentence):  # its count goes stale once readings are added
+            continue
+        if sentence.rstrip().endswith("?"):
+            asked = sentence  # it stays only with the answer that follows it
+            continue
+        if reason := sentence_fault(sentence, shown, question, said):
+            dropped.append({"sentence": sentence, "reason": reason})
+            asked = ""
+            continue
+        kept += [asked, cite_holding_passage(sentence, shown)] if asked else [cite_holding_passage(sentence, shown)]
+        said |= set(content_tokens(CITATION_MARKER.sub(" ", sentence)))
+        asked = ""
+    if embed is not None and question and kept:
+        on = on_question(kept, question, embed)
+        dropped += [{"sentence": s, "reason": "about something else"} for s in kept if s not in on]
+        kept = on
+    return kept
+
+
+def sentence_fault(sentence: str, shown: list[dict], question: str, said: set[str]) -> str | None:
+    """Why a model sentence cannot stand, or None: the checks the stream and the answer share."""
+    words = set(content_tokens(CITATION_MARKER.sub(" ", sentence)))
+    checks = (
+        (not words, "empty"),
+        (len(words & said) >= REPEAT_OVERLAP * len(words) if words else False, "repeat"),
+        (lambda: not supported_by_citation(sentence, shown), "citation does not hold it"),
+        (lambda: foreign_script(sentence, shown), "foreign script"),
+        (lambda: other_edition(sentence, shown, question), "another year's edition"),
+        (lambda: ends_at_cut(sentence, shown), "cut off"),
+        (lambda: bare_and_off_question(sentence, question, shown), "bare answer off the question"),
+    )
+    for failed, reason in checks:
+        if failed() if callable(failed) else failed:
+            return reason
+    return None
+
+
+BARE_ANSWER = 5  # content words: fewer is a bare answer ("Carly Fiorina [1].")
+OFF_QUESTION_COSINE = 0.2  # under this cosine to the question, with none of its words, a sentence answers another
+# share of the question's words a bare answer's cited passages must name: "The Bills won their
+# division in 1991 [4]." names 2 of 5 ("last", "time" are not in its passage), "Jaguar [1]." for the
+# 2030 World Cup 1 of 5
+BARE_SUPPORT = 0.34
+
+
+def bare_and_off_question(sentence: str, question: str, passages: list[dict]) -> bool:
+    """Whether a bare answer cites passages naming under BARE_SUPPORT of the question's words:
+    "Jaguar [1]." citing "Jaguar at Le Mans" for "Who won the 2030 FIFA World Cup?" (the 1.5B
+    answers what its passages do not hold, and a bare answer's own words are all in its passage)."""
+    words = content_tokens(CITATION_MARKER.sub(" ", sentence))
+    cited = [passages[n - 1] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
+    asked = question_words(question)
+    if len(words) >= BARE_ANSWER or not cited or not asked:
+        return False
+    named = set(content_tokens(" ".join(passage_words(p) for p in cited)))
+    if any(spells_out(question, p.get("title", "")) for p in cited):  # "Hewlett-Packard" names HP
+        named |= {stem(w.lower()) for w in _ACRONYM.findall(question)}
+    return sum(mentions(word, named) for word in asked) < BARE_SUPPORT * len(asked)
+
+
+def off_question_only(answer: str, question: str, passages: list[dict]) -> bool:
+    """Whether the answer is nothing but bare answers citing passages off the question: the model
+    answered what its passages do not hold, so the documents do not answer it. (An answer whose
+    sentences failed other checks, such as "as stated in passage [1]", stays as it was.)"""
+    said = not_silent(answer)
+    return bool(said) and all(bare_and_off_question(sentence, question, passages) for sentence in said)
+
+
+def on_question(kept: list[str], question: str, embed) -> list[str]:
+    """The kept sentences less those about something else: a whole clause (BARE_ANSWER content
+    words or more: "Hey Jude [1]." answers by its form) with none of the question's content
+    words and a cosine to it under OFF_QUESTION_COSINE ("Marie Curie [2] conducted pioneering
+    research on radioactivity" for "Who made the first ascent of Mount Everest?": the 1.5B walks
+    its passages). A question the model wrote goes or stays with its answer; all off: all stay."""
+    units: list[list[str]] = []  # [sentence] or [its question, sentence]
+    for sentence in kept:
+        if units and len(units[-1]) == 1 and units[-1][0].rstrip().endswith("?"):
+            units[-1].append(sentence)
+        else:
+            units.append([sentence])
+    asked = question_words(question)
+    answers = [content_tokens(CITATION_MARKER.sub(" ", unit[-1])) for unit in units]
+    vectors = embed([question] + [" ".join(unit) for unit in units])
+    off = [len(words) >= BARE_ANSWER and not asked & set(words) and float(cosine(vectors[0], v)) < OFF_QUESTION_COSINE
+           for words, v in zip(answers, vectors[1:])]
+    if all(off):
+        return kept
+    return [sentence for unit, o in zip(units, off) if not o for sentence in unit]
+
+
+def ends_at_cut(sentence: str, passages: list[dict]) -> bool:
+    """Whether the sentence stops mid-way: on a word that needs what follows ("... to market
+    his [5].", "... derived from Greek words meaning [1]."), or where a cited passage is cut off
+    mid-sentence (a chunk boundary) and the model copied the fragment."""
+    tail = tokens(CITATION_MARKER.sub(" ", sentence))[-3:]
+    if tail and tail[-1] in DANGLING and not sentence.rstrip().endswith("?"):
+        return True
+    if len(tail) < 3:
+        return False
+    for n in cited_numbers(sentence):
+        text = passages[n - 1]["text"].rstrip() if 1 <= n <= len(passages) else ""
+        if text and text[-1] not in SENTENCE_END and tokens(text)[-3:] == tail:
+            return True
+    return False
+
+
+def other_edition(sentence: str, passages: list[dict], question: str) -> bool:
+    """Whether the sentence cites only passages about other years than the question names
+    ("Which team was runner-up at NorthHack 2021?" answered from "NorthHack 2022")."""
+    return about_other_years([passages[n - 1] for n in cited_numbers(sentence) if 1 <= n <= len(passages)], question)
+
+
+def other_edition_reading(item: dict, by_id: dict[str, dict], question: str) -> bool:
+    """Whether an interpretation cites only passages about other years than the question names."""
+    return about_other_years([by_id[c] for c in item["citations"] if c in by_id], question)
+
+
+
+
+_CLAUSE = re.compile(r"(\[[\d,\s]+\])")
+
+
+def without_title_clauses(sentence: str, passages: list[dict]) -> str:
+    """The sentence less the clauses that only name their cited passage's title: the 1.5B lists
+    its sources as answers ("... is PEP 8 [1], Python version history [2], Ball python [4]")."""
+    pieces = _CLAUSE.split(sentence)  # text, marker, text, marker, ..., tail
+    if len(pieces) < 5:  # one citation: nothing listed
+        return sentence
+    kept = [pieces[0], pieces[1]]
+    for text, citation in zip(pieces[2:-1:2], pieces[3::2]):
+        numbers = [n for n in cited_numbers(citation) if 1 <= n <= len(passages)]
+        titles = " ".join(passages[n - 1].get("title", "") for n in numbers)
+        words = set(content_tokens(re.sub(r"\band\b", " ", text)))
+        if numbers and words and words <= set(content_tokens(titles)):
+            continue
+        kept += [text, citation]
+    tail = pieces[-1] if len(pieces) % 2 else ""
+    return "".join(kept + [tail])
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def foreign_script(sentence: str, passages: list[dict]) -> bool:
+    """Whether the sentence has CJK characters no passage has: the Qwen models slip into
+    Chinese mid-sentence ("The partners started the业务 [3].")."""
+    return bool(_CJK.search(sentence)) and not any(_CJK.search(p["text"]) for p in passages)
+
+
+def cite_holding_passage(sentence: str, passages: list[dict]) -> str:
+    """A model sentence that cites nothing gets the marker of the passage holding most of its
+    content words, when one holds CITED_SUPPORT of them ("...sold to Tata Motors." -> "[3]"):
+    an answer's claims carry their source. Sentences that cite, or that no passage holds, stay."""
+    if cited_numbers(sentence) or not passages or sentence.rstrip().endswith("?"):
+        return sentence  # a question (a templated reading's first half) is not a claim
+    support, number = max(((answer_support(sentence, p["text"]), n) for n, p in enumerate(passages, 1)),
+                          key=lambda found: (found[0], -found[1]))  # ties: the better-ranked passage
+    if support < CITED_SUPPORT:
+        return sentence
+    body = sentence.rstrip()
+    end = body[-1] if body[-1:] in ".!?" else ""
+    return f"{body[:len(body) - len(end)].rstrip()} [{number}]{end}"
+
+
+
+
+def supported_by_citation(sentence: str, passages: list[dict]) -> bool:
+    """A sentence citing passages must have most of its content words in them ("The HP Way [4]"
+    citing the hit-points passage does not); a sentence citing nothing is the model's own and stays."""
+    cited = [passages[n - 1]["text"] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
+    if not cited:
+        return True
+    return answer_support(CITATION_MARKER.sub(" ", sentence), " ".join(cited)) >= CITED_SUPPORT
+

@@ -1,0 +1,66 @@
+"""Compose the answer a user reads: one short cited sentence per reading, introduced by its
+sense in plain words, then the model's sentences that passed the checks and say something new.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.assembly.selector import NEAR_REPEAT
+from agent.assembly.text import SENTENCE_END, STOPWORDS, content_tokens
+from agent.llm.prompts import CITATION_MARKER
+from agent.steps.interpretations import NOT_IN_DOCUMENTS, marker
+
+MAX_SENTENCE = 240  # characters of a reading's sentence before it is cut at a word and marked as an excerpt
+
+
+def sense_name(passage: dict) -> str:
+    """The sense a passage stands for, in plain words: its title less a parenthesized aside."""
+    return re.sub(r"\s*\([^)]*\)", "", passage.get("title", "")).strip()
+
+
+def names_sense(sentence: str, sense: str) -> bool:
+    """Whether the sentence already says which sense it is about (its words hold the sense's)."""
+    wanted = set(content_tokens(sense))
+    return bool(wanted) and wanted <= set(content_tokens(sentence))
+
+
+def reading_text(sentence: str, passage: dict, passages: list[dict]) -> str:
+    """The reading as the user reads it: "For <sense>, <sentence> [n]." when the sentence does
+    not name its sense itself, else the sentence and its citation."""
+    body = sentence.replace('""', '"').strip()
+    if len(body) > MAX_SENTENCE:
+        body = body[:MAX_SENTENCE].rsplit(" ", 1)[0].rstrip(" ,;:") + " ..."
+    elif body[-1:] not in SENTENCE_END:  # the passage is cut mid-sentence: say it is an excerpt
+        body = body.rstrip(" ,;:") + " ..."
+    sense = sense_name(passage)
+    if sense and not names_sense(body, sense):
+        first, _, rest = body.partition(" ")
+        if first in ("The", "A", "An", "It", "This", "These", "Its", "They") or first.lower() in STOPWORDS:
+            first = first.lower()
+        body = f"For {sense}, {first} {rest}".rstrip()
+    excerpt = body.endswith("...")
+    body = body if excerpt else body.rstrip(".")
+    end = "" if excerpt or body.endswith(("?", "!")) else "."
+    return f"{body}{marker([passage['id']], passages)}{end}"
+
+
+def said_words(text: str) -> set[str]:
+    return set(content_tokens(CITATION_MARKER.sub(" ", text)))
+
+
+def repeats(sentence: str, earlier: list[str]) -> bool:
+    """Whether most of the sentence's content words are in one earlier sentence."""
+    words = said_words(sentence)
+    return bool(words) and any(len(words & said_words(e)) >= NEAR_REPEAT * len(words) for e in earlier)
+
+
+def compose(first: list[str], then: list[str], gaps: list[str] = ()) -> str:
+    """`first` as they are (auto: the readings, shown first), then the sentences of `then` that
+    say something new, then gap notes."""
+    parts = list(first)
+    for sentence in then:
+        if not repeats(sentence, parts):
+            parts.append(sentence)
+    parts += list(gaps)
+    return " ".join(parts) if parts else NOT_IN_DOCUMENTS

@@ -1,0 +1,83 @@
+"""The learned gate: is the question ambiguous over these passages?
+
+A logistic regression over the cheap signals the rule gate thresholds (query detector, focus,
+coherence, editions) and the reading selector's view of the pool: how many passages hold a
+sentence it would state, how sure it is of the best and of the second-best sense. Trained by
+`bench/train_gate.py` on the tune splits (card: agent/data/gate_card.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from agent.assembly.features import Candidate
+from agent.assembly.selector import load_selector, scored_candidates
+from agent.retrieval.retriever import get_retriever, passage_vectors
+from agent.steps.ambiguity_signals import detector_signal, edition_signal, passage_signals
+
+GATE_POOL = 2  # x k passages the rule signals look at (their thresholds were calibrated on 2k)
+
+GATE_MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "gate_model.npz"
+GATE_FEATURES = ("detector", "focus", "separability", "variance", "editions",
+                 "readable_passages", "best_probability", "second_probability")
+
+
+def selector_view(scored: list[tuple[Candidate, float]], threshold: float) -> dict:
+    """How many passages hold a sentence over the threshold, and the best two passages' probabilities."""
+    best: dict[str, float] = {}
+    for candidate, p in scored:
+        best[candidate.passage["id"]] = max(best.get(candidate.passage["id"], 0.0), p)
+    ranked = sorted(best.values(), reverse=True) + [0.0, 0.0]
+    return {"readable_passages": sum(p >= threshold for p in best.values()),
+            "best_probability": round(ranked[0], 4), "second_probability": round(ranked[1], 4)}
+
+
+def gate_row(signals: dict) -> np.ndarray:
+    return np.asarray([float(signals.get(name) or 0.0) for name in GATE_FEATURES])
+
+
+@dataclass(frozen=True)
+class GateModel:
+    coef: np.ndarray
+    intercept: float
+    mean: np.ndarray
+    scale: np.ndarray
+    threshold: float
+
+    def probability(self, signals: dict) -> float:
+        z = float(((gate_row(signals) - self.mean) / self.scale) @ self.coef + self.intercept)
+        return 1.0 / (1.0 + np.exp(-z))
+
+    def save(self, path: Path) -> None:
+        np.savez(path, coef=self.coef, intercept=self.intercept, mean=self.mean, scale=self.scale,
+                 threshold=self.threshold, features=np.array(GATE_FEATURES))
+
+
+@lru_cache(maxsize=4)
+def load_gate(path: str = str(GATE_MODEL_PATH)) -> GateModel | None:
+    """The shipped gate, or None when there is none (the rule gate decides then)."""
+    if not Path(path).exists():
+        return None
+    data = np.load(path)
+    if tuple(str(f) for f in data["features"]) != GATE_FEATURES:
+        raise ValueError(f"gate model {path} was trained on other features; retrain with bench/train_gate.py")
+    return GateModel(coef=data["coef"], intercept=float(data["intercept"]), mean=data["mean"], scale=data["scale"],
+                     threshold=float(data["threshold"]))
+
+
+def gate_signals(question: str, pool: list[dict], context) -> tuple[dict, list[tuple[Candidate, float]]]:
+    """(signals, the selector's scored candidates of the whole pool): the rule gate's signals
+    over the top 2k passages, and the selector's view of the pool."""
+    retriever = get_retriever(context)
+    vectors = passage_vectors(retriever, pool) if pool else []
+    top = GATE_POOL * context.k
+    query_vector = retriever.embed_queries([question])[0]
+    signals = {**passage_signals(query_vector, vectors[:top], pool[:top]), **detector_signal(question),
+               **edition_signal(question, pool[:context.k])}
+    scored = scored_candidates(question, pool, retriever.embed_queries, load_selector(), vectors) if pool else []
+    threshold = context.reading_threshold if context.reading_threshold > 0 else load_selector().threshold
+    return {**signals, **selector_view(scored, threshold)}, scored

@@ -1,0 +1,153 @@
+"""Answer assembly as graph nodes: select readings (no LLM, streamed at once), write the
+model's draft over the top k, check its sentences, compose. Studio and the stream show each
+step; what a step dropped, and why, is listed in `decision["assembly"]`.
+"""
+
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+
+from agent.assembly.checks import model_sentences
+from agent.assembly.compose import compose, reading_text, repeats, said_words, sense_name
+from agent.assembly.features import Candidate, candidates
+from agent.assembly.selector import choose, load_selector, scored_candidates
+from agent.context import Context
+from agent.llm.answers import cited_numbers
+from agent.retrieval.retriever import get_retriever, passage_vectors
+from agent.steps.coherence import cosine
+from agent.steps.interpretations import NOT_IN_DOCUMENTS
+from agent.steps.nodes import answer_update, synthesize_answer
+from agent.usage import emit, tracked
+
+
+def selector_threshold(context: Context) -> float:
+    return context.reading_threshold if context.reading_threshold > 0 else load_selector().threshold
+
+
+def _threshold(context: Context, ambiguous: bool) -> float:
+    """The selector's threshold (a setting overrides the model's); a question judged clear
+    gets a reading only when the selector is confident about it."""
+    base = selector_threshold(context)
+    return base if ambiguous else max(base, context.confident_threshold)
+
+
+def score_pool(question: str, pool: list[dict], context: Context) -> list[tuple[Candidate, float]]:
+    """Every sentence of the pool with the selector's probability that it states an answer."""
+    retriever = get_retriever(context)
+    return scored_candidates(question, pool, retriever.embed_queries, load_selector(), passage_vectors(retriever, pool))
+
+
+def rescored(pool: list[dict], probabilities: list[float] | None) -> list[tuple[Candidate, float]] | None:
+    """The candidates of `pool` with probabilities an earlier node stored in state (plain floats)."""
+    found = candidates(pool)
+    return list(zip(found, probabilities)) if probabilities is not None and len(probabilities) == len(found) else None
+
+
+def readings_for(question: str, pool: list[dict], context: Context, ambiguous: bool, top: list[dict],
+                 skip_ids: set[str] = frozenset(), said: list[str] = (),
+                 scored: list[tuple[Candidate, float]] | None = None,
+                 limit: int | None = None) -> tuple[list[dict], list[dict]]:
+    """(readings, passages numbered for the answer: `top` then each reading's passage)."""
+    limit = context.max_readings if limit is None else limit
+    if not pool or limit <= 0:
+        return [], list(top)
+    scored = scored if scored is not None else score_pool(question, pool, context)
+    chosen = choose(scored, _threshold(context, ambiguous), limit, skip_ids,
+                    said=[said_words(s) for s in said])
+    passages = list(top) + [c.passage for c, _ in chosen if c.passage not in top]
+    readings = [{"question": f"{question.strip().rstrip('?')} ({sense_name(c.passage)})?", "answer": c.sentence,
+                 "citations": [c.passage["id"]], "sense": sense_name(c.passage), "probability": round(p, 3),
+                 "text": reading_text(c.sentence, c.passage, passages)} for c, p in chosen]
+    return readings, passages
+
+
+def announce(readings: list[dict], passages: list[dict]) -> None:
+    """The `readings` stream event: the grounded lines the user can read before the model writes."""
+    if readings:
+        emit({"event": "readings",
+              "readings": [{"sense": r["sense"], "text": r["text"], "citations": r["citations"]} for r in readings],
+              "passages": [{"n": n, "id": p["id"], "title": p.get("title", "")} for n, p in enumerate(passages, 1)]})
+
+
+@tracked
+def select_readings(state: dict, runtime: Runtime[Context]) -> dict:
+    """Cited readings from the pool (`detection_passages`, else `passages`), chosen by the
+    learned selector's probability, streamed at once; `passages` becomes the top k then the
+    readings' passages, numbered as the answer will cite them."""
+    context = runtime.context
+    pool = state.get("detection_passages") or state.get("passages") or []
+    ambiguous = state.get("ambiguous") is not False
+    readings, passages = readings_for(state["question"], pool, context, ambiguous, pool[:context.k],
+                                      scored=rescored(pool, state.get("reading_scores")))
+    announce(readings, passages)
+    return {"readings": readings, "passages": passages}
+
+
+def draft_answer(state: dict, runtime: Runtime[Context]) -> dict:
+    """The model's one call over the top k only (vanilla's prompt, so its cost is vanilla's);
+    its answer is a draft until its sentences are checked. Tracked as `synthesize_answer`."""
+    top = (state.get("passages") or [])[:runtime.context.k]
+    update = synthesize_answer({**state, "passages": top}, runtime)
+    return {"draft": update["answer"], "draft_interpretations": update["interpretations"],
+            "route": update.get("route", []), "usage": update.get("usage", {}),
+            "decision": {key: value for key, value in update["decision"].items() if key != "abstained"}
+            | {"draft_abstained": bool(update["decision"].get("abstained"))}}
+
+
+MIXED_SENSES = 0.35  # cosine under which two passages one sentence cites are about different things
+
+
+def mixes_senses(sentence: str, passages: list[dict], vectors) -> bool:
+    """Whether one claim cites passages of different senses ("HP moved between Palo Alto [1]
+    and Spring [3]", citing two companies): their passages are far apart."""
+    numbers = sorted({n for n in cited_numbers(sentence) if 1 <= n <= len(passages)})
+    return any(float(cosine(vectors[a - 1], vectors[b - 1])) < MIXED_SENSES
+               for i, a in enumerate(numbers) for b in numbers[i + 1:])
+
+
+@tracked
+def check_sentences(state: dict, runtime: Runtime[Context]) -> dict:
+    """The draft's sentences that can stand (agent/assembly/checks.py), less those citing two
+    senses for one claim and those repeating a reading; every drop is listed with its reason."""
+    context = runtime.context
+    top = (state.get("passages") or [])[:context.k]
+    draft = state.get("draft") or ""
+    if state.get("decision", {}).get("draft_abstained") or not top:
+        return {"prose": [], "dropped_sentences": []}
+    retriever = get_retriever(context)
+    dropped: list[dict] = []
+    kept = model_sentences(draft, top, state["question"], retriever.embed_queries, dropped)
+    vectors = passage_vectors(retriever, top)
+    prose = []
+    readings = [r["text"] for r in state.get("readings") or []]
+    for sentence in kept:
+        if mixes_senses(sentence, top, vectors):
+            dropped.append({"sentence": sentence, "reason": "cites two senses for one claim"})
+        elif repeats(sentence, readings + prose):
+            dropped.append({"sentence": sentence, "reason": "repeats a reading"})
+        else:
+            prose.append(sentence)
+    return {"prose": prose, "dropped_sentences": dropped}
+
+
+@tracked
+def compose_answer(state: dict, runtime: Runtime[Context]) -> dict:
+    """The final answer: the readings shown first, then the model's checked sentences; the
+    model's grounded interpretations and the readings are the interpretations."""
+    readings = state.get("readings") or []
+    prose = state.get("prose") or []
+    passages = state.get("passages") or []
+    if not readings and not prose:  # nothing stood: the pool's best sentence, if the selector reads one
+        pool = state.get("detection_passages") or passages
+        readings, passages = readings_for(state["question"], pool, runtime.context, True, passages,
+                                          scored=rescored(pool, state.get("reading_scores")), limit=1)
+    answer = compose([r["text"] for r in readings], prose)
+    interpretations = list(state.get("draft_interpretations") or [])
+    seen = {c for item in interpretations for c in item["citations"]}
+    interpretations += [{"question": r["question"], "answer": r["answer"], "citations": r["citations"]}
+                        for r in readings if not set(r["citations"]) <= seen]
+    abstained = answer == NOT_IN_DOCUMENTS
+    assembly = {"readings": [{k: r[k] for k in ("sense", "probability", "citations")} for r in readings],
+                "dropped": state.get("dropped_sentences") or []}
+    return {**answer_update(answer, interpretations if not abstained else [], abstained=abstained,
+                            extractive_readings=len(readings), assembly=assembly), "passages": passages}

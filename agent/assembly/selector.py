@@ -1,0 +1,83 @@
+"""The reading selector: which sentences of the retrieved passages state an answer to the question.
+
+A logistic regression over `agent/assembly/features.py`'s features, trained on the tune splits
+(`bench/train_selector.py`; card in agent/data/selector_card.md). A sentence becomes a reading
+when its probability reaches one threshold chosen on the tune splits for precision; the best
+sentence of each passage competes, near-repeats of a chosen reading are skipped, and at most
+`max_readings` are stated. No fixed number of slots is filled: a question the passages answer
+one way gets one reading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from agent.assembly.features import FEATURES, Candidate, feature_rows
+from agent.steps.grounding import content_tokens
+
+MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "selector_model.npz"
+NEAR_REPEAT = 0.8  # share of a reading's content words already in a chosen one: the same fact again
+SAME_PASSAGE_TEXT = 0.95  # cosine at which two passages are copies (a re-chunked or mirrored page)
+
+
+@dataclass(frozen=True)
+class SelectorModel:
+    coef: np.ndarray
+    intercept: float
+    mean: np.ndarray
+    scale: np.ndarray
+    threshold: float
+
+    def probabilities(self, rows: np.ndarray) -> np.ndarray:
+        if not len(rows):
+            return np.zeros(0)
+        z = ((rows - self.mean) / self.scale) @ self.coef + self.intercept
+        return 1.0 / (1.0 + np.exp(-z))
+
+    def save(self, path: Path) -> None:
+        np.savez(path, coef=self.coef, intercept=self.intercept, mean=self.mean, scale=self.scale,
+                 threshold=self.threshold, features=np.array(FEATURES))
+
+
+@lru_cache(maxsize=4)
+def load_selector(path: str = str(MODEL_PATH)) -> SelectorModel:
+    """The shipped model (or one from `bench/train_selector.py --out`); its feature list must
+    be this code's, or the weights would be read against the wrong columns."""
+    data = np.load(path)
+    if tuple(str(f) for f in data["features"]) != FEATURES:
+        raise ValueError(f"selector model {path} was trained on other features; retrain with bench/train_selector.py")
+    return SelectorModel(coef=data["coef"], intercept=float(data["intercept"]), mean=data["mean"],
+                         scale=data["scale"], threshold=float(data["threshold"]))
+
+
+def scored_candidates(question: str, pool: list[dict], embed, model: SelectorModel,
+                      passage_vectors=None) -> list[tuple[Candidate, float]]:
+    """Every candidate sentence with its probability of stating an answer."""
+    found, rows = feature_rows(question, pool, embed, passage_vectors=passage_vectors)
+    return list(zip(found, model.probabilities(rows).tolist()))
+
+
+def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings: int,
+           skip_ids: set[str] = frozenset(), said: list[set[str]] | None = None) -> list[tuple[Candidate, float]]:
+    """The readings: each passage's best sentence at or over `threshold`, most probable first,
+    less near-repeats of a chosen one (or of `said`, the sentences already stated)."""
+    best: dict[str, tuple[Candidate, float]] = {}
+    for candidate, p in scored:
+        pid = candidate.passage["id"]
+        if pid not in skip_ids and p >= threshold and (pid not in best or p > best[pid][1]):
+            best[pid] = (candidate, p)
+    chosen: list[tuple[Candidate, float]] = []
+    stated = list(said or [])
+    for candidate, p in sorted(best.values(), key=lambda item: (-item[1], item[0].rank)):
+        words = set(content_tokens(candidate.sentence))
+        if not words or any(len(words & earlier) >= NEAR_REPEAT * len(words) for earlier in stated):
+            continue
+        chosen.append((candidate, p))
+        stated.append(words)
+        if len(chosen) >= max_readings:
+            break
+    return chosen

@@ -1,0 +1,103 @@
+"""Does each sentence of an answer answer the question? Precision beside recall.
+
+A sentence *states a gold answer* when a gold short answer of some sense is in it (normalized
+substring, or at least `SUPPORT` of the answer's content words). An answer's sentences are also
+checked for being *broken*: cut off mid-way, a near-repeat of an earlier sentence, or citing a
+passage that does not hold it. A sentence that only says the documents are silent about a
+sense ("... the documents give no headquarters for it.") is a gap note: it is counted apart and
+is neither precise nor imprecise.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from agent.evaluation.metrics import normalize_answer, remove_citations
+from agent.llm.answers import cited_numbers
+from agent.steps.grounding import answer_support, content_tokens, passage_words
+from agent.steps.interpretations import NOT_IN_DOCUMENTS, SUPPORT, sentences
+
+NEAR_REPEAT = 0.8  # share of a sentence's content words already said by one earlier sentence
+CITED_HOLDS = 0.67  # share of a sentence's content words its cited passages must hold
+_END = re.compile(r"[.!?]['\")]*\s*(\[[\d,\s]+\])?\s*[.!?]?\s*$")
+_DANGLING = re.compile(r"\b(a|an|the|his|her|its|their|of|to|and|or|but|with|from|by|than|whose)\W*(\[[\d,\s]+\])?\W*$",
+                       re.IGNORECASE)
+GAP_NOTE = re.compile(r"\bthe documents (give|say|do not|don't|have) (no|not|nothing)\b", re.IGNORECASE)
+
+
+def answer_sentences(answer: str) -> list[str]:
+    """The answer's sentences; an abstention has none."""
+    text = (answer or "").strip()
+    if not text or text == NOT_IN_DOCUMENTS:
+        return []
+    return sentences(text)
+
+
+def states_answer(sentence: str, short_answer: str) -> bool:
+    """Whether the sentence states this short answer."""
+    plain = remove_citations(sentence)
+    wanted = normalize_answer(short_answer)
+    if wanted and f" {wanted} " in f" {normalize_answer(plain)} ":
+        return True
+    return len(content_tokens(short_answer)) >= 2 and answer_support(short_answer, plain) >= SUPPORT
+
+
+def states_any(sentence: str, short_answers: Sequence[str]) -> bool:
+    return any(states_answer(sentence, a) for a in short_answers if a and a.strip())
+
+
+def is_cut(sentence: str) -> bool:
+    """Cut off: no closing mark, an ellipsis, or a last word that needs what follows."""
+    plain = sentence.strip()
+    return (not _END.search(plain) or plain.rstrip(" .[]0123456789,").endswith("...") or "..." in plain[-8:]
+            or bool(_DANGLING.search(plain)))
+
+
+def cites_unheld(sentence: str, passages: list[dict]) -> bool:
+    """Cites passages that do not hold most of its content words."""
+    cited = [passages[n - 1] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
+    if not cited:
+        return False
+    return answer_support(remove_citations(sentence), " ".join(passage_words(p) for p in cited)) < CITED_HOLDS
+
+
+def broken_sentences(answer_parts: list[str], passages: list[dict]) -> list[tuple[str, str]]:
+    """(sentence, why) for each broken sentence: `cut`, `repeat` or `unheld citation`."""
+    found, said = [], []
+    for sentence in answer_parts:
+        words = set(content_tokens(remove_citations(sentence)))
+        if is_cut(sentence):
+            found.append((sentence, "cut"))
+        elif words and any(len(words & earlier) >= NEAR_REPEAT * len(words) for earlier in said):
+            found.append((sentence, "repeat"))
+        elif cites_unheld(sentence, passages):
+            found.append((sentence, "unheld citation"))
+        said.append(words)
+    return found
+
+
+def sentence_scores(answer: str, passages: list[dict], gold_answers: Sequence[str]) -> dict:
+    """Per-answer counts: sentences judged, precise ones, gap notes, broken ones, characters."""
+    parts = answer_sentences(answer)
+    notes = [s for s in parts if GAP_NOTE.search(s)]
+    judged = [s for s in parts if s not in notes]
+    precise = [s for s in judged if states_any(s, gold_answers)]
+    broken = broken_sentences(parts, passages)
+    return {"sentences": len(judged), "precise": len(precise), "gap_notes": len(notes), "broken": len(broken),
+            "broken_why": [why for _, why in broken], "chars": len(answer or ""),
+            "abstained": not parts}
+
+
+def summarize(rows: list[dict]) -> dict:
+    """Micro-averaged sentence precision, sense recall and F1 over per-question rows holding
+    `sentence_scores` keys and, for labelled fixtures, `senses`/`recalled`."""
+    n = max(len(rows), 1)
+    sentences_judged = sum(r["sentences"] for r in rows)
+    precision = sum(r["precise"] for r in rows) / sentences_judged if sentences_judged else 0.0
+    labelled = [r for r in rows if r.get("senses")]
+    recall = (sum(len(r["recalled"]) for r in labelled) / sum(r["senses"] for r in labelled)) if labelled else None
+    f1 = (2 * precision * recall / (precision + recall)) if recall and precision else 0.0
+    return {"n": len(rows), "sense_recall": recall, "sentence_precision": precision, "sense_f1": f1,
+            "broken_per_answer": sum(r["broken"] for r in rows) / n, "chars_per_answer": sum(r["chars"] for r in rows) / n,
+            "answered": sum(not r["abstained"] for r in rows) / n}

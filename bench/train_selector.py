@@ -1,0 +1,237 @@
+"""Train the reading selector on the tune splits; write the model and its card.
+
+    .venv/bin/python bench/train_selector.py --demo-index DIR --wiki-index DIR
+        [--out agent/data/selector_model.npz] [--card agent/data/selector_card.md]
+
+Data: the demo fixture's tune ids (bench/splits/demo_tune.txt, over an index of `disambig
+ingest --demo`) and the ASQA pool dev tune ids (bench/splits/asqa_pool_tune.txt, over an index
+of ../shared/data/corpus/wiki_pool.jsonl with --chunk-tokens 400; skipped when the data is
+absent). Each question's pool is what auto retrieves (hybrid, 15 passages); every whole
+sentence of it is a candidate, labelled 1 when it states a gold short answer of some sense.
+A logistic regression (scikit-learn, standardized features, seed-free) learns the weights;
+the threshold is the lowest one whose readings on the tune questions reach TARGET_PRECISION.
+Test splits (demo test, ASQA pool test, the held-out fixture) are scored only for the card.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agent.assembly.features import FEATURES  # noqa: E402
+from agent.assembly.selector import MODEL_PATH, SelectorModel, choose, scored_candidates  # noqa: E402
+from agent.context import Context  # noqa: E402
+from agent.evaluation.sentence_metrics import states_any  # noqa: E402
+from agent.retrieval.retriever import get_retriever, passage_vectors  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("DISAMBIG_SHARED_DATA") or ROOT.parent / "shared" / "data")
+SPLITS = ROOT / "bench" / "splits"
+POOL = 15  # auto's reading pool: 3k with k = 5
+TARGET_PRECISION = 0.8
+MAX_READINGS = 5
+
+
+def ids(name: str) -> set[str]:
+    return {line.strip() for line in (SPLITS / f"{name}.txt").read_text().splitlines() if line.strip()}
+
+
+def corpus_senses() -> dict[str, str]:
+    senses = {}
+    for name in ("demo_corpus.jsonl", "heldout_corpus.jsonl"):
+        path = ROOT / "agent" / "data" / name
+        if path.exists():
+            for line in path.read_text().splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    senses[row["id"]] = f"{row.get('topic', '')}/{row.get('sense', '')}"
+    return senses
+
+
+def fixture_questions(name: str, wanted: set[str] | None) -> list[dict]:
+    """[{id, question, senses: [[answers], ...], sense_names}] from a demo-style fixture."""
+    path = ROOT / "agent" / "data" / name
+    if not path.exists():
+        return []
+    found = []
+    for q in json.loads(path.read_text())["questions"]:
+        if wanted is None or q["id"] in wanted:
+            found.append({"id": q["id"], "question": q["question"], "label": q["label"],
+                          "senses": [[i["answer"]] for i in q["interpretations"]],
+                          "sense_names": [f"{q['topic']}/{i['sense']}" for i in q["interpretations"]]})
+    return found
+
+
+def asqa_questions(wanted: set[str]) -> list[dict]:
+    path = SHARED / "asqa" / "asqa_dev.json"
+    if not path.exists():
+        return []
+    data = json.loads(path.read_text())
+    items = data.values() if isinstance(data, dict) else data
+    return [{"id": str(item.get("id") or key), "question": item["question"], "label": "ambiguous",
+             "senses": [p["short_answers"] for p in item["qa_pairs"] if p.get("short_answers")], "sense_names": None}
+            for key, item in (data.items() if isinstance(data, dict) else enumerate(items))
+            if str(item.get("id") or key) in wanted]
+
+
+class MemoEmbed:
+    """The encoder with a memo on disk (re-training after a feature change embeds nothing again)."""
+
+    def __init__(self, embed, path: Path):
+        import pickle
+        self.embed, self.path, self.pickle = embed, path, pickle
+        self.memo = pickle.loads(path.read_bytes()) if path.exists() else {}
+
+    def __call__(self, texts: list[str]):
+        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        if missing:
+            self.memo.update(zip(missing, self.embed(missing)))
+        return np.asarray([self.memo[t] for t in texts])
+
+    def save(self) -> None:
+        self.path.write_bytes(self.pickle.dumps(self.memo))
+
+
+MEMOS: dict[str, MemoEmbed] = {}  # one per index, shared by its splits
+
+
+def pools(questions: list[dict], index_dir: str) -> list[dict]:
+    """Each question with its retrieved pool and passage vectors (auto's reading pool)."""
+    retriever = get_retriever(Context(index_dir=index_dir))
+    if index_dir not in MEMOS:
+        memo_file = Path(os.environ.get("TMPDIR", "/tmp")) / f"selector-embed-{Path(index_dir).name}.pkl"
+        MEMOS[index_dir] = MemoEmbed(retriever.embed_queries, memo_file)
+    memo = MEMOS[index_dir]
+    for q in questions:
+        q["pool"] = retriever.search(q["question"], "hybrid", POOL, depth=20)
+        q["vectors"] = passage_vectors(retriever, q["pool"]) if q["pool"] else []
+        q["embed"] = memo
+    return questions
+
+
+def rows_and_labels(questions: list[dict], model: SelectorModel | None = None):
+    from agent.assembly.features import feature_rows
+    X, y = [], []
+    for q in questions:
+        golds = [a for sense in q["senses"] for a in sense]
+        found, rows = feature_rows(q["question"], q["pool"], q["embed"], passage_vectors=q["vectors"])
+        q["candidates"], q["rows"] = found, rows
+        q["labels"] = [states_any(c.sentence, golds) for c in found]
+        X.append(rows)
+        y += q["labels"]
+    return (np.vstack(X) if X else np.zeros((0, len(FEATURES)))), np.asarray(y, dtype=int)
+
+
+def selection_scores(questions: list[dict], model: SelectorModel, threshold: float, senses: dict) -> dict:
+    """Readings-only (no model prose) precision, sense recall and readings per question."""
+    stated = precise = wanted = recalled = 0
+    for q in questions:
+        probs = model.probabilities(q["rows"]).tolist()
+        chosen = choose(list(zip(q["candidates"], probs)), threshold, MAX_READINGS)
+        golds = [a for sense in q["senses"] for a in sense]
+        stated += len(chosen)
+        precise += sum(states_any(c.sentence, golds) for c, _ in chosen)
+        if q["label"] != "ambiguous":
+            continue
+        for n, answers in enumerate(q["senses"]):
+            wanted += 1
+            name = q["sense_names"][n] if q["sense_names"] else None
+            recalled += any(states_any(c.sentence, answers) and (name is None or senses.get(c.passage["id"]) == name)
+                            for c, _ in chosen)
+    return {"questions": len(questions), "readings_per_q": stated / max(len(questions), 1),
+            "precision": precise / stated if stated else 0.0, "sense_recall": recalled / wanted if wanted else None}
+
+
+def fit(X: np.ndarray, y: np.ndarray) -> SelectorModel:
+    from sklearn.linear_model import LogisticRegression
+    mean, scale = X.mean(axis=0), X.std(axis=0)
+    scale[scale == 0] = 1.0
+    clf = LogisticRegression(C=1.0, max_iter=2000).fit((X - mean) / scale, y)
+    return SelectorModel(coef=clf.coef_[0], intercept=float(clf.intercept_[0]), mean=mean, scale=scale, threshold=0.5)
+
+
+def pick_threshold(questions: list[dict], model: SelectorModel, senses: dict) -> tuple[float, list[dict]]:
+    grid = [round(t, 2) for t in np.arange(0.1, 0.91, 0.05)]
+    table = [{"threshold": t, **selection_scores(questions, model, t, senses)} for t in grid]
+    good = [row for row in table if row["precision"] >= TARGET_PRECISION]
+    best = good[0] if good else max(table, key=lambda row: row["precision"])
+    return best["threshold"], table
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--demo-index", required=True)
+    parser.add_argument("--wiki-index", help="index of wiki_pool.jsonl (--chunk-tokens 400); ASQA skipped without it")
+    parser.add_argument("--out", default=str(MODEL_PATH))
+    parser.add_argument("--card", default=str(ROOT / "agent" / "data" / "selector_card.md"))
+    args = parser.parse_args(argv)
+    from sklearn.metrics import roc_auc_score
+
+    senses = corpus_senses()
+    tune = pools(fixture_questions("demo_questions.json", ids("demo_tune")), args.demo_index)
+    tests = {"demo test": pools(fixture_questions("demo_questions.json", ids("demo_test")), args.demo_index),
+             "held-out fixture": pools(fixture_questions("heldout_questions.json", None), args.demo_index)}
+    if args.wiki_index and (SHARED / "asqa").exists():
+        tune += pools(asqa_questions(ids("asqa_pool_tune")), args.wiki_index)
+        tests["ASQA pool test"] = pools(asqa_questions(ids("asqa_pool_test")), args.wiki_index)
+    X, y = rows_and_labels(tune)
+    for memo in MEMOS.values():
+        memo.save()
+    model = fit(X, y)
+    threshold, table = pick_threshold(tune, model, senses)
+    model = SelectorModel(model.coef, model.intercept, model.mean, model.scale, threshold)
+    model.save(Path(args.out))
+    report = {"tune": {"questions": len(tune), "candidates": int(len(y)), "positives": int(y.sum()),
+                       "auc": float(roc_auc_score(y, model.probabilities(X))),
+                       **selection_scores(tune, model, threshold, senses)}}
+    for name, questions in tests.items():
+        if questions:
+            Xt, yt = rows_and_labels(questions)
+            auc = float(roc_auc_score(yt, model.probabilities(Xt))) if 0 < yt.sum() < len(yt) else None
+            report[name] = {"candidates": int(len(yt)), "positives": int(yt.sum()), "auc": auc,
+                            **selection_scores(questions, model, threshold, senses)}
+    for memo in MEMOS.values():
+        memo.save()
+    Path(args.card).write_text(card(model, report, table), encoding="utf-8")
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+def _fmt(value) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def card(model: SelectorModel, report: dict, table: list[dict]) -> str:
+    lines = ["# Reading selector: model card", "",
+             "Logistic regression (scikit-learn, standardized features) predicting whether a sentence of a",
+             "retrieved passage states a gold short answer of some sense of the question. Trained by",
+             "`bench/train_selector.py --demo-index DIR --wiki-index DIR` on the tune splits only",
+             "(bench/splits/demo_tune.txt over the demo index, bench/splits/asqa_pool_tune.txt over the",
+             "wiki pool index); pool = auto's 15 hybrid passages; candidates = their whole sentences.", "",
+             f"Threshold {model.threshold:.2f}: the lowest on the tune grid whose readings reach precision "
+             f"{TARGET_PRECISION} (at most {MAX_READINGS} readings).", "",
+             "| feature | weight (standardized) |", "|---|---:|"]
+    lines += [f"| {name} | {w:+.2f} |" for name, w in sorted(zip(FEATURES, model.coef), key=lambda x: -abs(x[1]))]
+    lines += ["", "## Scores (readings only, no model prose)", "",
+              "| split | questions | candidates | positives | ROC-AUC | readings/q | precision | sense recall |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, r in report.items():
+        auc = "–" if r.get("auc") is None else f"{r['auc']:.3f}"
+        recall = "–" if r.get("sense_recall") is None else f"{r['sense_recall']:.3f}"
+        lines.append(f"| {name} | {r.get('questions', '')} | {r['candidates']} | {r['positives']} | {auc} "
+                     f"| {r['readings_per_q']:.2f} | {r['precision']:.3f} | {recall} |")
+    lines += ["", "## Threshold grid (tune)", "", "| threshold | readings/q | precision | sense recall |", "|---:|---:|---:|---:|"]
+    lines += [f"| {r['threshold']:.2f} | {r['readings_per_q']:.2f} | {r['precision']:.3f} | {_fmt(r['sense_recall'])} |"
+              for r in table]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,136 @@
+"""Answer assembly (agent/assembly/): the learned selector, the answer's form, the nodes in auto."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from agent.app import api
+from agent.assembly.compose import compose, reading_text
+from agent.assembly.features import FEATURES, Candidate, feature_rows
+from agent.assembly.nodes import mixes_senses
+from agent.assembly.selector import MODEL_PATH, SelectorModel, choose, load_selector
+from agent.assembly.text import question_form
+from agent.evaluation.sentence_metrics import broken_sentences, sentence_scores, states_answer
+from tests.scripted import SYNTHESIS_MARKER, passage_number
+
+HORSEPOWER = {"id": "u1", "title": "Horsepower", "text": "The unit was adopted to compare engines."}
+COMPANY = {"id": "c1", "title": "Hewlett-Packard", "text": "Hewlett-Packard is an American technology company."}
+
+
+def candidate(passage, sentence, rank=0):
+    return Candidate(passage=passage, position=0, sentence=sentence, rank=rank)
+
+
+def test_the_shipped_selector_reads_this_codes_features():
+    model = load_selector(str(MODEL_PATH))
+    assert model.coef.shape == (len(FEATURES),) and 0 < model.threshold < 1
+
+
+def test_a_reading_needs_the_threshold_and_is_not_a_repeat():
+    scored = [(candidate(COMPANY, "Hewlett-Packard is an American technology company."), 0.9),
+              (candidate({**COMPANY, "id": "c2"}, "Hewlett-Packard is an American technology company founded."), 0.8),
+              (candidate(HORSEPOWER, "Horsepower is a unit of power equal to 746 watts.", 1), 0.7),
+              (candidate({"id": "x", "title": "X", "text": ""}, "Something else entirely happened here.", 2), 0.2)]
+    chosen = choose(scored, threshold=0.5, max_readings=5)
+    assert [c.passage["id"] for c, _ in chosen] == ["c1", "u1"]  # c2 repeats c1, x is under the threshold
+    assert len(choose(scored, threshold=0.5, max_readings=1)) == 1
+    assert [c.passage["id"] for c, _ in choose(scored, 0.5, 5, skip_ids={"c1"})] == ["c2", "u1"]
+
+
+def test_the_selector_probability_grows_with_a_positive_weight():
+    model = SelectorModel(coef=np.eye(len(FEATURES))[0], intercept=0.0, mean=np.zeros(len(FEATURES)),
+                          scale=np.ones(len(FEATURES)), threshold=0.5)
+    rows = np.zeros((2, len(FEATURES)))
+    rows[1, 0] = 2.0
+    low, high = model.probabilities(rows)
+    assert low == pytest.approx(0.5) and high > 0.8
+
+
+def test_features_are_one_row_per_whole_sentence():
+    pool = [COMPANY, {"id": "h2", "title": "Hit points", "text": "Hit points, abbreviated HP, are a value in games. "
+                                                                 "They fall when a character is hit."}]
+
+    def embed(texts):
+        rng = np.random.default_rng(len(texts))
+        vectors = rng.normal(size=(len(texts), 8))
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    found, rows = feature_rows("What is HP?", pool, embed)
+    assert rows.shape == (len(found), len(FEATURES)) and len(found) == 3
+    acronym = FEATURES.index("acronym")
+    assert rows[[c.sentence.startswith("Hit points") for c in found].index(True), acronym] == 1.0
+
+
+def test_a_reading_is_introduced_by_its_sense_unless_it_names_it():
+    passages = [COMPANY, HORSEPOWER]
+    assert reading_text("The unit was adopted to compare engines.", HORSEPOWER, passages) == (
+        "For Horsepower, the unit was adopted to compare engines [2].")
+    assert reading_text("Hewlett-Packard is an American technology company.", COMPANY, passages) == (
+        "Hewlett-Packard is an American technology company [1].")
+    assert reading_text("It ends mid-way and", HORSEPOWER, passages).endswith("and ... [2]")
+
+
+def test_compose_keeps_what_came_first_and_skips_repeats():
+    answer = compose(["HP is a company [1]."], ["HP is a company [1].", "hp is also a unit of power [2]."])
+    assert answer == "HP is a company [1]. hp is also a unit of power [2]."
+    assert compose([], []) == "The indexed documents do not answer this question."
+
+
+def test_one_claim_citing_two_senses_is_caught():
+    vectors = np.array([[1.0, 0.0], [0.0, 1.0], [0.99, 0.14]])
+    passages = [COMPANY, HORSEPOWER, {**COMPANY, "id": "c3"}]
+    assert mixes_senses("HP moved between Palo Alto [1] and Spring [2].", passages, vectors)
+    assert not mixes_senses("HP was founded in Palo Alto [1, 3].", passages, vectors)
+
+
+def test_question_forms():
+    assert [question_form(q) for q in ("Why is it called HP?", "Whose car is it?", "What year was it?",
+                                       "Is it big?")] == ["why", "who", "when", "other"]
+
+
+def test_sentence_metrics_count_precise_and_broken_sentences():
+    passages = [COMPANY, HORSEPOWER]
+    answer = ("Hewlett-Packard is an American technology company [1]. Hewlett-Packard is an American technology "
+              "company [1]. The weather was nice [2]. It was founded by")
+    scores = sentence_scores(answer, passages, ["American technology company"])
+    assert scores["sentences"] == 4 and scores["precise"] == 2
+    assert sorted(scores["broken_why"]) == ["cut", "repeat", "unheld citation"]
+    assert states_answer("It is 746 watts [2].", "746 watts") and not states_answer("It is 74 watts.", "746 watts")
+    assert broken_sentences(["A fine sentence [1]."], [{"id": "a", "title": "", "text": "A fine sentence."}]) == []
+    assert sentence_scores("The indexed documents do not answer this question.", passages, ["x"])["abstained"]
+
+
+def synthesis(messages) -> str:
+    company = passage_number(messages, "Hewlett-Packard")
+    return json.dumps({"interpretations": [{"question": "What is HP, the company?", "answer": "Hewlett-Packard",
+                                            "citations": [company]}],
+                       "answer": f"HP is the company Hewlett-Packard [{company}]."})
+
+
+def test_readings_are_streamed_before_the_model_writes(scripted, demo_index):
+    scripted.rules.append((SYNTHESIS_MARKER, synthesis))
+    events = list(api.stream("What is HP?", "auto", {"model": "scripted", "index_dir": demo_index}))
+    kinds = [e["event"] for e in events]
+    assert "readings" in kinds
+    first_readings = kinds.index("readings")
+    synth_stage = next(i for i, e in enumerate(events) if e.get("event") == "stage" and e.get("node") == "synthesize_answer")
+    assert first_readings < synth_stage
+    (shown,) = [e for e in events if e["event"] == "readings"]
+    result = events[-1]["result"]
+    assert result["route"] == ["retrieve_for_gate", "assess_ambiguity", "select_readings", "synthesize_answer",
+                               "check_sentences", "compose_answer"], result["route"]
+    for reading in shown["readings"]:
+        assert reading["text"] in result["answer"]  # what was shown early stands
+    numbered = {p["n"]: p["id"] for p in shown["passages"]}
+    assert numbered == {n: p["id"] for n, p in enumerate(result["passages"], 1)}
+    assert result["usage"]["llm_calls"] == 1
+
+
+def test_the_instant_budget_answers_without_a_model_call(scripted, demo_index):
+    result = api.ask("What is HP?", "auto", {"model": "scripted", "index_dir": demo_index, "budget": "instant"})
+    assert result["usage"]["llm_calls"] == 0 and not scripted.calls
+    assert result["route"] == ["retrieve_for_gate", "assess_ambiguity", "select_readings", "compose_answer"]
+    assert result["interpretations"] and all(i["citations"] for i in result["interpretations"])
+    assert re.search(r"\[\d\]", result["answer"]) and result["decision"]["auto"]["extractive_readings"] >= 2
