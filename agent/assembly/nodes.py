@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from agent.assembly.checks import model_sentences
+from agent.assembly.checks import model_sentences, sentence_fault
 from agent.assembly.compose import compose, reading_text, repeats, said_words, sense_name
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.selector import choose, load_selector, scored_candidates
 from agent.context import Context
+from agent.llm.streaming import is_complete
 from agent.llm.answers import cited_numbers
 from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.steps.coherence import cosine
@@ -87,7 +88,15 @@ def draft_answer(state: dict, runtime: Runtime[Context]) -> dict:
     """The model's one call over the top k only (vanilla's prompt, so its cost is vanilla's);
     its answer is a draft until its sentences are checked. Tracked as `synthesize_answer`."""
     top = (state.get("passages") or [])[:runtime.context.k]
-    update = synthesize_answer({**state, "passages": top}, runtime)
+    readings = [r["text"] for r in state.get("readings") or []]
+
+    def stands(sentence: str) -> bool:
+        """Shown while streaming only if the answer will keep it: it passes the checks and
+        does not repeat a reading already on screen."""
+        return (is_complete(sentence) and sentence_fault(sentence, top, state["question"], set()) is None
+                and not repeats(sentence, readings))
+
+    update = synthesize_answer({**state, "passages": top}, runtime, stands=stands)
     return {"draft": update["answer"], "draft_interpretations": update["interpretations"],
             "route": update.get("route", []), "usage": update.get("usage", {}),
             "decision": {key: value for key, value in update["decision"].items() if key != "abstained"}

@@ -63,10 +63,11 @@ def answer_update(answer: str, interpretations: list[dict], **decision) -> dict:
 
 
 @tracked
-def synthesize_answer(state: RAGState, runtime: Runtime[Context]) -> dict:
+def synthesize_answer(state: RAGState, runtime: Runtime[Context], stands=None) -> dict:
     """One call: the interpretations the passages answer, then a long-form answer citing [n].
 
     `state["guidance"]`, when a method sets it (e.g. sub-questions), is shown to the model.
+    `stands(sentence)`: the check a streamed sentence must pass to be shown (agent/llm/calls.py).
     """
     passages = state.get("passages") or []
     if not passages:
@@ -75,7 +76,7 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context]) -> dict:
     context = runtime.context
     synthesis = generate_structured(
         context, Synthesis, "synthesize_answer", stream_field="answer", max_tokens=context.max_answer_tokens,
-        question=state["question"], guidance=f"\n{guidance}\n" if guidance else "",
+        stands=stands, question=state["question"], guidance=f"\n{guidance}\n" if guidance else "",
         passages=format_passages(prompt_passages(context, state["question"], passages),
                                  getattr(context, "passage_chars", 900)),
     )

@@ -11,7 +11,7 @@ const STAGES = {
   run_method: "answering with {method}", retrieve: "retrieving passages", synthesize_answer: "writing the answer",
   // auto, the default method
   retrieve_for_gate: "retrieving passages", assess_ambiguity: "deciding whether the question is ambiguous",
-  keep_top_passages: null, answer_each_sense: null,
+  select_readings: "choosing readings from the passages", check_sentences: null, compose_answer: null,
   diva: "answering with DIVA",
 };
 const page = { threadId: null, busy: false, methods: null };
