@@ -134,3 +134,16 @@ def test_the_instant_budget_answers_without_a_model_call(scripted, demo_index):
     assert result["route"] == ["retrieve_for_gate", "assess_ambiguity", "select_readings", "compose_answer"]
     assert result["interpretations"] and all(i["citations"] for i in result["interpretations"])
     assert re.search(r"\[\d\]", result["answer"]) and result["decision"]["auto"]["extractive_readings"] >= 2
+
+
+def test_the_gate_counts_passages_the_selector_would_read():
+    from agent.assembly.gate import GATE_FEATURES, GateModel, gate_row, selector_view
+
+    scored = [(candidate(COMPANY, "a."), 0.9), (candidate(COMPANY, "b."), 0.3), (candidate(HORSEPOWER, "c."), 0.4),
+              (candidate({"id": "x", "title": "", "text": ""}, "d."), 0.1)]
+    view = selector_view(scored, threshold=0.35)
+    assert view == {"readable_passages": 2, "best_probability": 0.9, "second_probability": 0.4}
+    model = GateModel(coef=np.eye(len(GATE_FEATURES))[GATE_FEATURES.index("readable_passages")], intercept=-1.5,
+                      mean=np.zeros(len(GATE_FEATURES)), scale=np.ones(len(GATE_FEATURES)), threshold=0.5)
+    assert model.probability(view) > 0.5 > model.probability({**view, "readable_passages": 1})
+    assert gate_row({"detector": 0.7}).shape == (len(GATE_FEATURES),)

@@ -11,7 +11,7 @@ from agent.assembly.text import SENTENCE_END, STOPWORDS, content_tokens
 from agent.llm.prompts import CITATION_MARKER
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, marker
 
-MAX_SENTENCE = 240  # characters of a reading's sentence before it is cut at a word and marked as an excerpt
+MAX_SENTENCE = 600  # characters of a reading's sentence before it is cut at a word and marked as an excerpt
 
 
 def sense_name(passage: dict) -> str:

@@ -61,14 +61,20 @@ def scored_candidates(question: str, pool: list[dict], embed, model: SelectorMod
     return list(zip(found, model.probabilities(rows).tolist()))
 
 
+def whole(sentence: str) -> bool:
+    """A sentence that ends as sentences do: a passage cut mid-sentence (a chunk boundary)
+    gives no reading, since the user would read a fragment."""
+    return sentence.rstrip()[-1:] in '.!?"\')'
+
+
 def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings: int,
            skip_ids: set[str] = frozenset(), said: list[set[str]] | None = None) -> list[tuple[Candidate, float]]:
-    """The readings: each passage's best sentence at or over `threshold`, most probable first,
+    """The readings: each passage's best whole sentence at or over `threshold`, most probable first,
     less near-repeats of a chosen one (or of `said`, the sentences already stated)."""
     best: dict[str, tuple[Candidate, float]] = {}
     for candidate, p in scored:
         pid = candidate.passage["id"]
-        if pid not in skip_ids and p >= threshold and (pid not in best or p > best[pid][1]):
+        if whole(candidate.sentence) and pid not in skip_ids and p >= threshold and (pid not in best or p > best[pid][1]):
             best[pid] = (candidate, p)
     chosen: list[tuple[Candidate, float]] = []
     stated = list(said or [])
