@@ -156,7 +156,8 @@ def cmd_ask(args) -> int:
 
     schema = load_method(args.method).builder.context_schema
     overrides = parse_settings(args.set or [], schema)
-    flags = {**index_overrides(args), "model": args.model, "retrieval_mode": args.mode, "k": args.k}
+    flags = {**index_overrides(args), "model": args.model, "retrieval_mode": args.mode, "k": args.k,
+             "budget": args.budget}
     overrides.update({name: value for name, value in flags.items() if value is not None})
     context = api.method_context(args.method, overrides)
     validate_question(args.question)  # before the server starts loading for nothing
@@ -261,6 +262,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--model", help="local, local-small, gguf:PATH or openai:NAME (default $DISAMBIG_MODEL or local)")
     ask.add_argument("--mode", choices=["dense", "sparse", "hybrid"], help="retriever (default hybrid)")
     ask.add_argument("--k", type=int, help="passages to retrieve")
+    ask.add_argument("--budget", choices=["instant", "fast", "thorough"],
+                     help="auto: instant (cited readings from the passages, no LLM call), fast (default: readings "
+                          "plus one call) or thorough (ambiguous questions go to DIVA)")
     ask.add_argument("--set", action="append", metavar="NAME=VALUE", help="any other setting of the method")
     ask.add_argument("--json", action="store_true", help="print one JSON object instead of streaming")
     ask.set_defaults(run=cmd_ask)

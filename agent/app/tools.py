@@ -38,6 +38,11 @@ class AskDocuments(BaseModel):
     method: Literal[TOOL_METHODS] = Field(  # type: ignore[valid-type]
         default="auto", description="answering method: " + "; ".join(f"{m}: {METHODS[m][1]}" for m in TOOL_METHODS),
     )
+    budget: Literal["instant", "fast", "thorough"] = Field(
+        default="fast",
+        description="auto only: instant (cited sentences from the documents, no LLM call, fastest), fast (those "
+                    "plus one model call) or thorough (ambiguous questions get DIVA's verified readings)",
+    )
     ask_back: bool = Field(
         default=False,
         description="true: when the question has several supported meanings, return them as options "
@@ -63,12 +68,15 @@ def make_ask_tool(
     (model, index_dir, k, ...) and is resolved per call, so nothing is built here."""
 
     @tool(name, args_schema=AskDocuments, description=DESCRIPTION)
-    def ask_documents(question: str, method: str = "auto", ask_back: bool = False) -> dict:
+    def ask_documents(question: str, method: str = "auto", budget: str = "fast", ask_back: bool = False) -> dict:
         from agent.app.api import ask
         from agent.app.settings import method_context
 
         try:  # the shared settings apply where the method has them; its own defaults cover the rest
-            result = ask(question, method, method_context(method, context, strict=False))
+            settings = dict(context.explicit if isinstance(context, Context) else context or {})
+            if method == "auto":
+                settings["budget"] = budget
+            result = ask(question, method, method_context(method, settings, strict=False))
         except DisambigError as error:
             return {"status": "error", "error": str(error)}
         options = clarification_options(result["interpretations"], max_options)
