@@ -177,7 +177,8 @@ def test_all_of_them_answers_every_interpretation_and_the_method_list_comes_from
     # every reading shown is grounded: each cites its passage (the uncited "HP in games" was dropped)
     count = int(shown.group(1))
     assert items.count() == count and all(items.nth(n).locator(".cite").count() >= 1 for n in range(count))
-    assert page.inner_text(".msg.ai:not(.clarification)").startswith(json.loads(TWO_MEANINGS)["answer"][:40])
+    answer_text = page.inner_text(".msg.ai:not(.clarification)")  # readings first, then the model's new sentences
+    assert "Hewlett-Packard" in answer_text and answer_text.count("[") >= 2
     page.set_viewport_size({"width": 380, "height": 700})  # a narrow window: the input stays on screen
     box = page.locator("#input").bounding_box()
     assert box and box["y"] + box["height"] <= 700 and box["width"] > 200
@@ -249,7 +250,9 @@ def test_model_server_down_is_shown_on_the_page(browser, demo_index, tmp_path):
         page.wait_for_selector(".msg.error", timeout=WAIT_MS)
         error = page.inner_text(".msg.error")
         assert error.startswith("the run failed: ModelUnavailableError") and f"cannot reach the model server at {down}" in error
-        assert page.locator(".msg.ai").count() == 0
+        # the readings shown before the model call stay on screen, each cited; no model answer follows
+        shown = page.locator(".msg.ai")
+        assert shown.count() <= 1 and all("[" in shown.nth(n).inner_text() for n in range(shown.count()))
         shot(page, tmp_path, "8-model-down")
         page.reload()
         page.wait_for_selector("#threads li")
