@@ -24,7 +24,8 @@ def test_ask_through_an_openai_compatible_server(demo_index, capsys, monkeypatch
     with FakeOpenAI(reply=SYNTHESIS) as fake:
         monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-never-printed")
-        assert main(["ask", "What is HP?", "--index", demo_index, "--model", "openai:fake", "--json"]) == 0
+        assert main(["ask", "What is HP?", "--index", demo_index, "--model", "openai:fake",
+                     "--method", "vanilla", "--json"]) == 0  # vanilla numbers the passages as SYNTHESIS cites them
         result = json.loads(capsys.readouterr().out)
         assert fake.requests[0]["model"] == "fake"
         assert fake.requests[0]["stream"] is True  # the answer streams

@@ -48,7 +48,7 @@ class IndexStore:
             raise IndexMissingError(f"no index at {self.path}: run `disambig ingest PATH...` first")
         self.path.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._db() as db:
+        with self._db(write=True) as db:
             for statement in filter(str.strip, storage.SCHEMA.split(";")):
                 db.execute(statement)
             stored = dict(db.execute("SELECT key, value FROM settings").fetchall())
@@ -64,14 +64,14 @@ class IndexStore:
         self._lock = threading.Lock()
         self._dense_changing = False
 
-    def _db(self) -> storage.Transaction:
+    def _db(self, write: bool = False) -> storage.Transaction:
         connection = getattr(self._local, "db", None)
         if connection is None:
             connection = sqlite3.connect(self.path / "passages.sqlite", timeout=60, isolation_level=None)
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=FULL")
             self._local.db = connection
-        return storage.Transaction(connection)
+        return storage.Transaction(connection, write)
 
     @property
     def collection(self):
@@ -192,7 +192,7 @@ class IndexStore:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def _set(self, key: str, value) -> None:
-        with self._db() as db:
+        with self._db(write=True) as db:
             db.execute("INSERT OR REPLACE INTO settings VALUES (?, ?)", (key, str(value)))
 
     def _mark_dense_changing(self) -> None:
@@ -236,7 +236,7 @@ class IndexStore:
             self._mark_dense_changing()
         self._embed(to_embed)
         now = time.time()
-        with self._db() as db:
+        with self._db(write=True) as db:
             for chunk in storage.chunks(doc_ids + legacy):
                 db.execute(f"DELETE FROM passages WHERE doc_id IN ({','.join('?' * len(chunk))})", chunk)
             for chunk in storage.chunks(legacy):
@@ -264,7 +264,7 @@ class IndexStore:
 
     def touch(self, documents: list[tuple[str, str, str]]) -> None:
         """Record a new fingerprint or origin for documents whose passages stay as they are."""
-        with self._db() as db:
+        with self._db(write=True) as db:
             db.executemany("UPDATE documents SET fingerprint = ?, origin = ? WHERE id = ?",
                            [(fingerprint, origin, doc_id) for doc_id, fingerprint, origin in documents])
 
@@ -279,7 +279,7 @@ class IndexStore:
         """Remove the documents and all their passages; returns how many passages went."""
         old = sorted(i for rows in self.chunk_rows(doc_ids).values() for i in rows)
         self._mark_dense_changing()
-        with self._db() as db:
+        with self._db(write=True) as db:
             for chunk in storage.chunks(doc_ids):
                 marks = ",".join("?" * len(chunk))
                 db.execute(f"DELETE FROM passages WHERE doc_id IN ({marks})", chunk)

@@ -78,13 +78,18 @@ def migrate(db: sqlite3.Connection) -> None:
 
 
 class Transaction:
-    """`with store._db() as db:` runs the block in one SQLite transaction."""
+    """`with store._db() as db:` runs the block in one SQLite transaction.
 
-    def __init__(self, connection: sqlite3.Connection):
+    Writers begin IMMEDIATE: a deferred transaction that reads and then writes cannot wait for
+    another process's writer (SQLite answers "database is locked" at once), an immediate one
+    waits out the connection's busy timeout."""
+
+    def __init__(self, connection: sqlite3.Connection, write: bool = False):
         self.connection = connection
+        self.write = write
 
     def __enter__(self) -> sqlite3.Connection:
-        self.connection.execute("BEGIN")
+        self.connection.execute("BEGIN IMMEDIATE" if self.write else "BEGIN")
         return self.connection
 
     def __exit__(self, kind, value, traceback) -> None:
