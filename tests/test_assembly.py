@@ -147,3 +147,36 @@ def test_the_gate_counts_passages_the_selector_would_read():
                       mean=np.zeros(len(GATE_FEATURES)), scale=np.ones(len(GATE_FEATURES)), threshold=0.5)
     assert model.probability(view) > 0.5 > model.probability({**view, "readable_passages": 1})
     assert gate_row({"detector": 0.7}).shape == (len(GATE_FEATURES),)
+
+
+def test_answer_kinds_for_why_and_measure_questions():
+    from agent.assembly.text import answers_type
+    assert answers_type("Why is it called Phoenix?", "The city was named after the mythical bird.")
+    assert not answers_type("Why is it called Phoenix?", "Phoenix is the capital of Arizona.")
+    assert answers_type("How big is Amazon?", "The Amazon River is about 6,400 kilometres long.")
+    assert not answers_type("How big is Amazon?", "The Amazon River flows into the Atlantic.")
+    assert answers_type("What is the coverage limit for a rental car?", "The waiver pays up to $1,000.")
+    assert answers_type("Where are jaguars found?", "Their range runs through Central America to northern Argentina.")
+
+
+UNIT = {"id": "u2", "title": "Horsepower",
+        "text": "Horsepower, abbreviated hp, is a unit of power devised by James Watt. It compares engines."}
+FIRM = {"id": "c2", "title": "Hewlett-Packard",
+        "text": "Hewlett-Packard, usually shortened to HP, is an American technology company. It is based in Palo Alto."}
+OTHER = {"id": "o2", "title": "HP founders", "text": "Bill Hewlett and David Packard started HP in a garage."}
+
+
+def test_a_named_sense_with_no_answer_gets_a_gap_note_not_a_fact():
+    from agent.assembly.gaps import asked_thing, gap_notes
+    pool = [FIRM, UNIT, OTHER]
+    vectors = np.eye(3)  # three unrelated passages
+    stated = [(FIRM, "Hewlett-Packard is based in Palo Alto.")]
+    assert gap_notes("Where is HP based?", pool, vectors, stated) == [
+        "HP can also mean Horsepower; the documents give no place for it."]
+    # stated about the unit too, or the unit's passage holds a place: no note
+    assert gap_notes("Where is HP based?", pool, vectors, stated + [(UNIT, "Horsepower is a unit.")]) == []
+    placed = {**UNIT, "text": UNIT["text"] + " It was first used in Scotland."}
+    assert gap_notes("Where is HP based?", [FIRM, placed, OTHER], vectors, stated) == []
+    # a question asking what HP is is answered by each definition: no notes
+    assert asked_thing("What is HP?") is None and gap_notes("What is HP?", pool, vectors, stated) == []
+    assert asked_thing("When did HP originate?") == "date" and asked_thing("Why is it called HP?") == "reason"

@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from agent.assembly.checks import model_sentences, sentence_fault
 from agent.assembly.compose import compose, reading_text, repeats, said_words, sense_name
 from agent.assembly.features import Candidate, candidates
+from agent.assembly.gaps import gap_notes
 from agent.assembly.selector import choose, load_selector, scored_candidates
 from agent.context import Context
 from agent.llm.streaming import is_complete
@@ -139,6 +140,17 @@ def check_sentences(state: dict, runtime: Runtime[Context]) -> dict:
     return {"prose": prose, "dropped_sentences": dropped}
 
 
+def notes_for(state: dict, readings: list[dict], prose: list[str], passages: list[dict], context: Context) -> list[str]:
+    """Gap notes (agent/assembly/gaps.py) for the senses the pool names and nothing stated answers."""
+    pool = state.get("detection_passages") or passages
+    if not pool:
+        return []
+    by_id = {p["id"]: p for p in [*pool, *passages]}
+    stated = [(by_id[c], r["answer"]) for r in readings for c in r["citations"] if c in by_id]
+    stated += [(passages[n - 1], s) for s in prose for n in cited_numbers(s) if 1 <= n <= len(passages)]
+    return gap_notes(state["question"], pool, passage_vectors(get_retriever(context), pool), stated)
+
+
 @tracked
 def compose_answer(state: dict, runtime: Runtime[Context]) -> dict:
     """The final answer: the readings shown first, then the model's checked sentences; the
@@ -150,13 +162,14 @@ def compose_answer(state: dict, runtime: Runtime[Context]) -> dict:
         pool = state.get("detection_passages") or passages
         readings, passages = readings_for(state["question"], pool, runtime.context, True, passages,
                                           scored=rescored(pool, state.get("reading_scores")), limit=1)
-    answer = compose([r["text"] for r in readings], prose)
+    notes = notes_for(state, readings, prose, passages, runtime.context) if state.get("ambiguous") is not False else []
+    answer = compose([r["text"] for r in readings], prose, notes)
     interpretations = list(state.get("draft_interpretations") or [])
     seen = {c for item in interpretations for c in item["citations"]}
     interpretations += [{"question": r["question"], "answer": r["answer"], "citations": r["citations"]}
                         for r in readings if not set(r["citations"]) <= seen]
     abstained = answer == NOT_IN_DOCUMENTS
     assembly = {"readings": [{k: r[k] for k in ("sense", "probability", "citations")} for r in readings],
-                "dropped": state.get("dropped_sentences") or []}
+                "dropped": state.get("dropped_sentences") or [], "gap_notes": notes}
     return {**answer_update(answer, interpretations if not abstained else [], abstained=abstained,
                             extractive_readings=len(readings), assembly=assembly), "passages": passages}

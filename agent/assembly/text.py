@@ -91,7 +91,9 @@ _COUNTED = re.compile(r"(?:\b\d[\d,.]*|\b(?:[a-z]+-)?(?:one|two|three|four|five|
                       r"(?:-[a-z]+)?)\s+([a-z]+)(?:\s+([a-z]+))?", re.IGNORECASE)  # "Sixty-three teams", "81 new teams"
 # a place: "in Seattle", "spans nine countries: Brazil, Peru"
 _MONTH = rf"(?:{_MONTHS}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b"
-_PROPER = re.compile(rf"\b(?:in|at|near|between|across|from|on|to|of)\s+(?:the\s+)?(?!{_MONTH})[A-Z][a-z]{{2,}}|"
+_PROPER = re.compile(rf"\b(?:in|at|near|between|across|from|on|to|of|through|throughout|around|along|within|outside)\s+"
+                     rf"(?:the\s+)?(?:(?:north|south|east|west|central|northern|southern|eastern|western|upper|lower)\w*\s+)?"
+                     rf"(?!{_MONTH})[A-Z][a-z]{{2,}}|"
                      rf":\s+(?!{_MONTH})[A-Z][a-z]{{2,}},")  # "in Seattle", not "in January"
 _DURATION = re.compile(r"\b(within|by|before|after)\s+(\S+\s+){0,2}(hours?|days?|weeks?|months?|years?)\b|"
                        r"\bdeadline\b", re.IGNORECASE)
@@ -106,6 +108,22 @@ _ORIGIN = re.compile(r"\b(?:born|native|origin\w*|derived|sources? of|founded|in
 
 WHEN = ("when", "what year", "what date", "in what year", "which year")
 PRECISE_TYPES = (*WHEN, "how many")
+# questions asking for a measure: "How big is Amazon?", "What is the coverage limit ...?"
+MEASURE_QUESTION = re.compile(r"^\s*how\s+(?:much|long|old|far|big|large|tall|high|deep|wide|heavy|fast|small|"
+                              r"expensive|often)\b|^\s*what\s+(?:is|are|was|were)\s+the\s+(?:\w+\s+){0,2}"
+                              r"(?:limit|cap|price|cost|fee|amount|size|length|height|depth|area|population|budget|"
+                              r"rate|salary|maximum|minimum|total|number|percentage|value|distance|speed|weight)s?\b",
+                              re.IGNORECASE)
+# questions asking for a reason: "Why is it called Phoenix?", "How come ...?", "What is the reason ...?"
+REASON_QUESTION = re.compile(r"^\s*(?:why\b|how\s+come\b|what\s+(?:is|was|are|were)\s+the\s+(?:\w+\s+)?"
+                             r"(?:reasons?|origins?)\b|for\s+what\s+reason\b)", re.IGNORECASE)
+# a sentence giving a reason or an origin: "named after", "because", "in honour of", "from the Greek"
+_REASON = re.compile(r"\b(?:because|since|due\s+to|owing\s+to|as\s+a\s+result|so\s+that|in\s+order\s+to|"
+                     r"named\s+(?:after|for)|in\s+hono(?:u)?r\s+of|after\s+the|reasons?|derives?|derived|"
+                     r"inspired\s+by|refers?\s+to|from\s+the\s+[A-Z]\w+\s+(?:word|name|term)|"
+                     r"(?:Greek|Latin|Arabic|French|Spanish|Sanskrit)\s+(?:word|name|for)|symboli[sz]\w*|"
+                     r"chosen\s+(?:to|because|for)|to\s+(?:reflect|suggest|evoke|mark|honou?r|signal)|"
+                     r"led\s+to|prompted|after\s+(?:a|an|the|it|its)\b)", re.IGNORECASE)
 
 
 def precise_type(question: str) -> bool:
@@ -118,7 +136,7 @@ def precise_type(question: str) -> bool:
 def answers_type(question: str, sentence: str, title: str = "") -> bool:
     """Whether the sentence holds the kind of thing the question asks for and the question does
     not already say: a year or month for when, a number of the things counted for how many, a
-    number for how much/long, a proper noun for where (with a word saying it is an origin for where
+    reason for why, a number for a measure (how much/long/big, what is the limit/cost), a proper noun for where (with a word saying it is an origin for where
     X comes from), a name for who, a time limit for a deadline, a definition of X for what is X
     (`title`: the sentence's passage, see `defines`)."""
     asked = question.casefold()
@@ -131,7 +149,9 @@ def answers_type(question: str, sentence: str, title: str = "") -> bool:
     if counted := re.match(r"how many (\w+)", asked):  # a number of the things counted: "63 teams"
         noun = stem(counted.group(1))
         return any(stem(word.lower()) == noun for pair in _COUNTED.findall(_DATE.sub(" ", sentence)) for word in pair)
-    if asked.startswith(("how much", "how long", "how old", "how far")):
+    if REASON_QUESTION.match(asked):  # a reason or an origin: "named after the constellation", "because"
+        return bool(_REASON.search(sentence))
+    if MEASURE_QUESTION.match(asked):
         return bool(_NUMBER.search(_DATE.sub(" ", fresh)))  # "63 metres", not "8 to 10 June 2022"
     if asked.startswith("where"):  # a place: a proper noun the question does not name
         place = bool(_PROPER.search(fresh))  # ... and for where X comes from, the word saying so:

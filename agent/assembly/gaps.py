@@ -1,0 +1,107 @@
+"""Gap notes: senses the documents name but do not answer the question for.
+
+A retrieved passage whose lead sentence defines the question's subject ("Horsepower,
+abbreviated hp, is a unit of power ...") names a sense of it. When the answer states nothing
+about that sense and the passage holds nothing of the kind asked (no place for "where", no date
+for "when"), the answer says so in one short clause instead of filling the space with a fact
+about it: "HP can also mean Horsepower; the documents give no place for it."
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.assembly.compose import sense_name
+from agent.assembly.text import (
+    MEASURE_QUESTION,
+    REASON_QUESTION,
+    WHEN,
+    answers_type,
+    content_tokens,
+    defined_subject,
+    defines,
+    passage_sentences,
+    rarity,
+    spells_out,
+    stem,
+    topic_words,
+)
+from agent.steps.coherence import cosine
+
+MAX_NOTES = 2  # a longer list of what is missing stops being an answer
+SAME_SENSE = 0.6  # passage cosine at which a stated reading's passage speaks for the named sense
+
+
+def asked_thing(question: str) -> str | None:
+    """The kind of thing the question asks for, in plain words, or None when a note would not
+    say anything useful (a question asking what X is: every defining passage is an answer)."""
+    asked = question.casefold().strip()
+    if defined_subject(question) is not None:
+        return None
+    if asked.startswith(WHEN):
+        return "date"
+    if REASON_QUESTION.match(asked):
+        return "reason"
+    if asked.startswith("how many"):
+        return "number"
+    if MEASURE_QUESTION.match(asked):
+        return "figure"
+    if asked.startswith("where"):
+        return "place"
+    if asked.startswith(("who", "whom", "whose")):
+        return "name"
+    return None
+
+
+def subject_words(question: str, pool: list[dict]) -> list[str]:
+    """The question's words (as written) that most of the pool names: what it is about ("HP")."""
+    topic = topic_words(rarity(question, pool), pool)
+    return [word for word in re.findall(r"[\w-]+", question) if stem(word.lower()) in topic]
+
+
+def names_a_sense(question: str, words: list[str], passage: dict) -> bool:
+    """Whether the passage's lead sentence defines the question's subject: a sense of it."""
+    lead = (passage_sentences(passage) or [""])[0]
+    if not lead:
+        return False
+    return spells_out(question, lead) or any(defines(f"What is {word}?", lead, passage.get("title", ""))
+                                             for word in words)
+
+
+def covered(passage: dict, vector, stated: list[tuple[dict, str]], vectors: dict) -> bool:
+    """Whether a stated sentence is about the passage's sense: it cites the passage, one close
+    to it, or names the sense."""
+    sense = set(content_tokens(sense_name(passage)))
+    for cited, sentence in stated:
+        if cited["id"] == passage["id"] or float(cosine(vector, vectors[cited["id"]])) >= SAME_SENSE:
+            return True
+        if sense and sense <= set(content_tokens(f"{cited.get('title', '')} {sentence}")):
+            return True
+    return False
+
+
+def gap_notes(question: str, pool: list[dict], vectors, stated: list[tuple[dict, str]]) -> list[str]:
+    """One short clause per sense a pool passage names that nothing stated is about and whose
+    passage holds nothing of the kind asked; `stated` pairs each answer sentence with a passage
+    it cites, `vectors` are the pool's passage vectors (same order)."""
+    thing = asked_thing(question)
+    words = subject_words(question, pool)
+    if thing is None or not words or not pool:
+        return []
+    by_id = {p["id"]: v for p, v in zip(pool, vectors)}
+    notes, named = [], set()
+    subject = " ".join(words)
+    for passage, vector in zip(pool, vectors):
+        sense = sense_name(passage)
+        if not sense or sense.casefold() in named or not names_a_sense(question, words, passage):
+            continue
+        named.add(sense.casefold())
+        if covered(passage, vector, [(p, s) for p, s in stated if p["id"] in by_id], by_id):
+            continue
+        if any(answers_type(question, s, passage.get("title", "")) for s in passage_sentences(passage)):
+            continue  # it may hold the answer: silence is better than a wrong "no"
+        notes.append(f"{subject} can also mean {sense}; the documents give no {thing} for it.")
+        if len(notes) >= MAX_NOTES:
+            break
+    return notes
+
