@@ -138,11 +138,22 @@ class Serve:
         self.log.close()
 
 
-def test_questions(n: int) -> list[str]:
+def test_questions(n: int) -> list[dict]:
     fixture = json.loads((ROOT / "agent" / "data" / "demo_questions.json").read_text())["questions"]
     wanted = (ROOT / "bench" / "splits" / "demo_test.txt").read_text().split()
-    by_id = {q["id"]: q["question"] for q in fixture}
+    by_id = {q["id"]: q for q in fixture}
     return [by_id[i] for i in wanted if i in by_id][:n]
+
+
+def answer_row(question: dict, run: dict, method: str) -> dict:
+    """A run as bench/sense_recall.py writes one, so `sense_recall.py --rescore` scores it."""
+    state, usage = run["state"], run["state"].get("usage") or {}
+    return {"method": method, "id": question["id"], "label": question["label"], "seconds": round(run["seconds"], 1),
+            "llm_calls": usage.get("llm_calls", 0),
+            "tokens": usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0),
+            "answer": state.get("answer", ""), "ambiguous": (state.get("decision") or {}).get("ambiguous"),
+            "passages": [{k: p.get(k, "") for k in ("id", "title", "text")} for p in state.get("passages") or []],
+            "question": question["question"]}
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -157,6 +168,7 @@ def main() -> int:
     parser.add_argument("--method", default="auto")
     parser.add_argument("--n", type=int, default=41, help="demo test-split questions through serve (0: none)")
     parser.add_argument("--skip-serve", action="store_true", help="only the fresh-process figures")
+    parser.add_argument("--out", help="write each test-split answer here (score: bench/sense_recall.py --rescore FILE)")
     args = parser.parse_args()
     from bench.cost import build_demo_index
 
@@ -183,9 +195,13 @@ def main() -> int:
         print(f"\nwarm `disambig serve`: first cited text {'none' if first is None else f'{first:.2f} s'}, "
               f"answer complete {warm['seconds']:.1f} s", flush=True)
         runs = []
+        out = open(args.out, "w", encoding="utf-8") if args.out else None
         for number, question in enumerate(test_questions(args.n), 1):
-            runs.append(server.run(question, args.method))
-            print(f"  {number:2}. {runs[-1]['seconds']:5.1f} s  {question}", flush=True)
+            runs.append(server.run(question["question"], args.method))
+            print(f"  {number:2}. {runs[-1]['seconds']:5.1f} s  {question['question']}", flush=True)
+            if out:
+                out.write(json.dumps(answer_row(question, runs[-1], args.method), ensure_ascii=False) + "\n")
+                out.flush()
     finally:
         server.stop()
     if runs:

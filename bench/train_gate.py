@@ -28,7 +28,7 @@ from agent.assembly.gate import GATE_FEATURES, GATE_MODEL_PATH, GateModel, gate_
 from agent.context import Context  # noqa: E402
 from agent.retrieval.retriever import get_retriever  # noqa: E402
 from agent.steps.ambiguity_signals import is_ambiguous  # noqa: E402
-from bench.train_selector import POOL, SHARED, fixture_questions, ids  # noqa: E402
+from bench.train_selector import POOL, SHARED, fit_logistic, fixture_questions, ids  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_RECALL = 0.9
@@ -68,7 +68,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(GATE_MODEL_PATH))
     parser.add_argument("--card", default=str(ROOT / "agent" / "data" / "gate_card.md"))
     args = parser.parse_args(argv)
-    from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
 
     tune = signals_of(fixture_questions("demo_questions.json", ids("demo_tune")), args.demo_index)
@@ -79,10 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         tests["AmbigNQ test sample"] = signals_of(ambignq("test", args.ambignq), args.wiki_index)
     X = np.vstack([gate_row(q["signals"]) for q in tune])
     y = np.asarray([q["label"] == "ambiguous" for q in tune], dtype=int)
-    mean, scale = X.mean(axis=0), X.std(axis=0)
-    scale[scale == 0] = 1.0
-    clf = LogisticRegression(C=1.0, max_iter=2000).fit((X - mean) / scale, y)
-    model = GateModel(coef=clf.coef_[0], intercept=float(clf.intercept_[0]), mean=mean, scale=scale, threshold=0.5)
+    coef, intercept, mean, scale = fit_logistic(X, y)
+    model = GateModel(coef=coef, intercept=intercept, mean=mean, scale=scale, threshold=0.5)
     probs = np.asarray([model.probability(q["signals"]) for q in tune])
     grid = sorted({round(t, 2) for t in np.arange(0.05, 0.96, 0.05)}, reverse=True)
     threshold = next((t for t in grid if scores(y, (probs >= t).astype(int))["recall"] >= TARGET_RECALL), 0.05)

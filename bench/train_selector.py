@@ -151,12 +151,19 @@ def selection_scores(questions: list[dict], model: SelectorModel | None, thresho
             "precision": precise / stated if stated else 0.0, "sense_recall": recalled / wanted if wanted else None}
 
 
-def fit(X: np.ndarray, y: np.ndarray) -> SelectorModel:
+def fit_logistic(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    """(coef, intercept, mean, scale) of a logistic regression on standardized features: the
+    selector's and the gate's models (numbers in an .npz, no pickled estimator to load)."""
     from sklearn.linear_model import LogisticRegression
     mean, scale = X.mean(axis=0), X.std(axis=0)
     scale[scale == 0] = 1.0
     clf = LogisticRegression(C=1.0, max_iter=2000).fit((X - mean) / scale, y)
-    return SelectorModel(coef=clf.coef_[0], intercept=float(clf.intercept_[0]), mean=mean, scale=scale, threshold=0.5)
+    return clf.coef_[0], float(clf.intercept_[0]), mean, scale
+
+
+def fit(X: np.ndarray, y: np.ndarray) -> SelectorModel:
+    coef, intercept, mean, scale = fit_logistic(X, y)
+    return SelectorModel(coef=coef, intercept=intercept, mean=mean, scale=scale, threshold=0.5)
 
 
 def cross_validated(demo: list[dict], extra: list[dict]) -> list[dict]:

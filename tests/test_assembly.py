@@ -177,6 +177,10 @@ def test_a_named_sense_with_no_answer_gets_a_gap_note_not_a_fact():
     assert gap_notes("Where is HP based?", pool, vectors, stated + [(UNIT, "Horsepower is a unit.")]) == []
     placed = {**UNIT, "text": UNIT["text"] + " It was first used in Scotland."}
     assert gap_notes("Where is HP based?", [FIRM, placed, OTHER], vectors, stated) == []
+    assert gap_notes("Where is HP based?", pool, vectors, []) == []  # notes alone are no answer
+    games = {"id": "g2", "title": "Hit points", "text": "Hit points, abbreviated HP, are a measure of health in games."}
+    assert gap_notes("Where is HP based?", [FIRM, UNIT, games], np.eye(3), stated) == [
+        "HP can also mean Horsepower or Hit points; the documents give no place for them."]
     # a question asking what HP is is answered by each definition: no notes
     assert asked_thing("What is HP?") is None and gap_notes("What is HP?", pool, vectors, stated) == []
     assert asked_thing("When did HP originate?") == "date" and asked_thing("Why is it called HP?") == "reason"

@@ -17,6 +17,7 @@ from agent.assembly.text import (
     about_other_years,
     mentions,
     question_words,
+    said_words,
     spells_out,
 )
 from agent.llm.answers import cited_numbers
@@ -52,7 +53,7 @@ def model_sentences(answer: str, shown: list[dict], question: str = "", embed=No
             asked = ""
             continue
         kept += [asked, cite_holding_passage(sentence, shown)] if asked else [cite_holding_passage(sentence, shown)]
-        said |= set(content_tokens(CITATION_MARKER.sub(" ", sentence)))
+        said |= said_words(sentence)
         asked = ""
     if embed is not None and question and kept:
         on = on_question(kept, question, embed)
@@ -63,7 +64,7 @@ def model_sentences(answer: str, shown: list[dict], question: str = "", embed=No
 
 def sentence_fault(sentence: str, shown: list[dict], question: str, said: set[str]) -> str | None:
     """Why a model sentence cannot stand, or None: the checks the stream and the answer share."""
-    words = set(content_tokens(CITATION_MARKER.sub(" ", sentence)))
+    words = said_words(sentence)
     checks = (
         (not words, "empty"),
         (len(words & said) >= REPEAT_OVERLAP * len(words) if words else False, "repeat"),

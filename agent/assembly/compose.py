@@ -7,8 +7,7 @@ from __future__ import annotations
 import re
 
 from agent.assembly.selector import NEAR_REPEAT
-from agent.assembly.text import SENTENCE_END, STOPWORDS, content_tokens
-from agent.llm.prompts import CITATION_MARKER
+from agent.assembly.text import SENTENCE_END, STOPWORDS, content_tokens, said_words
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, marker
 
 MAX_SENTENCE = 600  # characters of a reading's sentence before it is cut at a word and marked as an excerpt
@@ -43,10 +42,6 @@ def reading_text(sentence: str, passage: dict, passages: list[dict]) -> str:
     body = body if excerpt else body.rstrip(".")
     end = "" if excerpt or body.endswith(("?", "!")) else "."
     return f"{body}{marker([passage['id']], passages)}{end}"
-
-
-def said_words(text: str) -> set[str]:
-    return set(content_tokens(CITATION_MARKER.sub(" ", text)))
 
 
 def repeats(sentence: str, earlier: list[str]) -> bool:

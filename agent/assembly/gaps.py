@@ -28,7 +28,7 @@ from agent.assembly.text import (
 )
 from agent.steps.coherence import cosine
 
-MAX_NOTES = 2  # a longer list of what is missing stops being an answer
+MAX_NOTES = 2  # senses named in the note: a longer list of what is missing stops being an answer
 SAME_SENSE = 0.6  # passage cosine at which a stated reading's passage speaks for the named sense
 
 
@@ -80,17 +80,26 @@ def covered(passage: dict, vector, stated: list[tuple[dict, str]], vectors: dict
     return False
 
 
+def holds_kind(question: str, sense: str, passage: dict, pool: list[dict]) -> bool:
+    """Whether the passage, or another pool passage naming the sense, holds the kind of thing
+    asked: then the sense may well be answered, and silence is better than a wrong "no"."""
+    words = set(content_tokens(sense))
+    related = [p for p in pool if p is passage or (words and words <= set(content_tokens(f"{p.get('title', '')} {p['text']}")))]
+    return any(answers_type(question, s, p.get("title", "")) for p in related for s in passage_sentences(p))
+
+
 def gap_notes(question: str, pool: list[dict], vectors, stated: list[tuple[dict, str]]) -> list[str]:
-    """One short clause per sense a pool passage names that nothing stated is about and whose
-    passage holds nothing of the kind asked; `stated` pairs each answer sentence with a passage
-    it cites, `vectors` are the pool's passage vectors (same order)."""
+    """At most one short sentence naming the senses pool passages define that nothing stated
+    is about and no passage of theirs answers; `stated` pairs each answer sentence with a
+    passage it cites (none stated: no note, an answer of notes alone says nothing),
+    `vectors` are the pool's passage vectors (same order)."""
     thing = asked_thing(question)
     words = subject_words(question, pool)
-    if thing is None or not words or not pool:
+    if thing is None or not words or not pool or not stated:
         return []
     by_id = {p["id"]: v for p, v in zip(pool, vectors)}
-    notes, named = [], set()
     subject = " ".join(words)
+    missing, named = [], {subject.casefold()}
     for passage, vector in zip(pool, vectors):
         sense = sense_name(passage)
         if not sense or sense.casefold() in named or not names_a_sense(question, words, passage):
@@ -98,10 +107,11 @@ def gap_notes(question: str, pool: list[dict], vectors, stated: list[tuple[dict,
         named.add(sense.casefold())
         if covered(passage, vector, [(p, s) for p, s in stated if p["id"] in by_id], by_id):
             continue
-        if any(answers_type(question, s, passage.get("title", "")) for s in passage_sentences(passage)):
-            continue  # it may hold the answer: silence is better than a wrong "no"
-        notes.append(f"{subject} can also mean {sense}; the documents give no {thing} for it.")
-        if len(notes) >= MAX_NOTES:
-            break
-    return notes
-
+        if not holds_kind(question, sense, passage, pool):
+            missing.append(sense)
+    if not missing:
+        return []
+    senses = missing[:MAX_NOTES]
+    listed = senses[0] if len(senses) == 1 else f"{', '.join(senses[:-1])} or {senses[-1]}"
+    return [f"{subject} can also mean {listed}; the documents give no {thing} for "
+            f"{'it' if len(senses) == 1 else 'them'}."]

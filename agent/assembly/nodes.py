@@ -8,7 +8,8 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from agent.assembly.checks import model_sentences, sentence_fault
-from agent.assembly.compose import compose, reading_text, repeats, said_words, sense_name
+from agent.assembly.compose import compose, reading_text, repeats, sense_name
+from agent.assembly.text import said_words
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.gaps import gap_notes
 from agent.assembly.selector import choose, load_selector, scored_candidates
