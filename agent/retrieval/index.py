@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import os
 import sqlite3
 import threading
@@ -32,6 +31,7 @@ from agent.retrieval.corpus import content_id, passage_text
 from agent.retrieval.embeddings import ChromaEmbeddings, get_embedder
 from agent.errors import IndexMissingError, InputError
 from agent.retrieval import storage
+from agent.retrieval.changes import change_plan, document_of as _doc_id, passage_row as _row
 from agent.retrieval.updates import ingest  # noqa: F401  (kept here for existing callers)
 
 BATCH = 256  # passages embedded and committed together (bigger batches pad less)
@@ -217,21 +217,14 @@ class IndexStore:
         in one SQLite transaction; only passages whose text changed are embedded. Returns
         the ids of the documents `changed` (the rest held these passages already), passages
         `embedded` and `removed`."""
-        old = self.chunk_rows([doc_id for doc_id, *_ in documents])
-        changed, same = [], []
-        for document in documents:
-            rows = {p["id"]: _row(p) for p in document[3]}
-            (same if rows == old.get(document[0], {}) else changed).append(document)
-        if same:
-            self.touch([(doc_id, fingerprint, origin) for doc_id, fingerprint, origin, _ in same])
-        if not changed:
+        plan = change_plan(documents, self.chunk_rows([doc_id for doc_id, *_ in documents]))
+        if plan.same:
+            self.touch([(doc_id, fingerprint, origin) for doc_id, fingerprint, origin, _ in plan.same])
+        if not plan.changed:
             return {"changed": [], "embedded": 0, "removed": 0}
-        doc_ids = [doc_id for doc_id, *_ in changed]
-        old_hashes = {i: content_id(row[0], row[1]) for doc_id in doc_ids for i, row in old.get(doc_id, {}).items()}
-        new = [p for *_, passages in changed for p in passages]
+        doc_ids, new, to_embed = plan.doc_ids, plan.new, plan.to_embed
         legacy = self._legacy_copies(new, set(doc_ids))
-        gone = sorted((set(old_hashes) | set(legacy)) - {p["id"] for p in new})
-        to_embed = [p for p in new if old_hashes.get(p["id"]) != content_id(p["title"], p["text"])]
+        gone = plan.gone(also=legacy)
         if to_embed or gone:
             self._mark_dense_changing()
         self._embed(to_embed)
@@ -244,7 +237,7 @@ class IndexStore:
             db.executemany("INSERT OR REPLACE INTO passages (id, title, text, source, metadata, doc_id) "
                            "VALUES (?, ?, ?, ?, ?, ?)", [(p["id"], *_row(p), _doc_id(p)) for p in new])
             db.executemany("INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?)",
-                           [(doc_id, fingerprint, origin, now) for doc_id, fingerprint, origin, _ in changed])
+                           [(doc_id, fingerprint, origin, now) for doc_id, fingerprint, origin, _ in plan.changed])
             storage.bump(db, now)
         for chunk in storage.chunks(gone):
             self.collection.delete(ids=chunk)
@@ -346,11 +339,3 @@ class IndexStore:
         if save:
             index.save(self.bm25_path)
         return index
-
-
-def _row(passage: dict) -> tuple:
-    return passage["title"], passage["text"], passage["source"], json.dumps(passage.get("metadata") or {})
-
-
-def _doc_id(passage: dict) -> str:
-    return passage.get("document") or passage["id"]

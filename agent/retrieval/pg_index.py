@@ -14,7 +14,6 @@ time (an advisory lock).
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections import Counter
 from typing import Iterable, Iterator
@@ -22,6 +21,7 @@ from typing import Iterable, Iterator
 from agent.errors import IndexMissingError, InputError
 from agent.retrieval import pg_schema
 from agent.retrieval.bm25 import tokenize
+from agent.retrieval.changes import change_plan, document_of as _doc_id, passage_row as _row
 from agent.retrieval.corpus import content_id
 from agent.retrieval.embeddings import get_embedder
 from agent.retrieval.pg_connect import Connections, Vector, redact
@@ -162,20 +162,12 @@ class PgIndexStore:
     def replace(self, documents: list[tuple[str, str, str, list[dict]]]) -> dict[str, int]:
         """Make each (id, fingerprint, origin, passages) document hold exactly these passages, in
         one transaction; only passages whose text changed are embedded (see IndexStore.replace)."""
-        old = self.chunk_rows([doc_id for doc_id, *_ in documents])
-        changed, same = [], []
-        for document in documents:
-            rows = {p["id"]: _row(p) for p in document[3]}
-            (same if rows == old.get(document[0], {}) else changed).append(document)
-        if same:
-            self.touch([(doc_id, fingerprint, origin) for doc_id, fingerprint, origin, _ in same])
-        if not changed:
+        plan = change_plan(documents, self.chunk_rows([doc_id for doc_id, *_ in documents]))
+        if plan.same:
+            self.touch([(doc_id, fingerprint, origin) for doc_id, fingerprint, origin, _ in plan.same])
+        if not plan.changed:
             return {"changed": [], "embedded": 0, "removed": 0}
-        doc_ids = [doc_id for doc_id, *_ in changed]
-        old_hashes = {i: content_id(row[0], row[1]) for doc_id in doc_ids for i, row in old.get(doc_id, {}).items()}
-        new = [p for *_, passages in changed for p in passages]
-        gone = sorted(set(old_hashes) - {p["id"] for p in new})
-        to_embed = [p for p in new if old_hashes.get(p["id"]) != content_id(p["title"], p["text"])]
+        doc_ids, new, to_embed, gone = plan.doc_ids, plan.new, plan.to_embed, plan.gone()
         vectors = get_embedder(self.embedder_name).embed([passage_text(p) for p in to_embed]) if to_embed else []
         fresh = {p["id"] for p in to_embed}
         now = time.time()
@@ -205,7 +197,7 @@ class PgIndexStore:
             _add_postings(db, tokens, {p["id"]: s for s, p in written})
             cursor.executemany("INSERT INTO disambig_documents VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
                                "fingerprint = excluded.fingerprint, origin = excluded.origin, updated = excluded.updated",
-                               [(doc_id, fingerprint, origin, now) for doc_id, fingerprint, origin, _ in changed])
+                               [(doc_id, fingerprint, origin, now) for doc_id, fingerprint, origin, _ in plan.changed])
             _bump(db, now)
         return {"changed": doc_ids, "embedded": len(to_embed), "removed": len(gone)}
 
@@ -300,11 +292,3 @@ def _bump(db, now: float) -> None:
 def _set(db, **values: str) -> None:
     db.cursor().executemany("INSERT INTO disambig_settings VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                             list(values.items()))
-
-
-def _row(passage: dict) -> tuple:
-    return passage["title"], passage["text"], passage["source"], json.dumps(passage.get("metadata") or {})
-
-
-def _doc_id(passage: dict) -> str:
-    return passage.get("document") or passage["id"]
