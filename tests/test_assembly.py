@@ -184,3 +184,13 @@ def test_a_named_sense_with_no_answer_gets_a_gap_note_not_a_fact():
     # a question asking what HP is is answered by each definition: no notes
     assert asked_thing("What is HP?") is None and gap_notes("What is HP?", pool, vectors, stated) == []
     assert asked_thing("When did HP originate?") == "date" and asked_thing("Why is it called HP?") == "reason"
+
+
+def test_the_shipped_gate_model_is_loaded_and_answers_a_plain_bool():
+    from agent.assembly.gate import GATE_FEATURES, load_gate
+    gate = load_gate()
+    assert gate is not None and gate.coef.shape == (len(GATE_FEATURES),) and 0 < gate.threshold < 1
+    sure = {"detector": 0.99, "focus": 0.05, "second_probability": 0.9, "readable_passages": 3}
+    vague = {"detector": 0.01, "focus": 0.9, "second_probability": 0.0, "best_probability": 0.95}
+    assert isinstance(gate.probability(sure), float)
+    assert gate.probability(sure) > gate.threshold > gate.probability(vague)

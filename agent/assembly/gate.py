@@ -50,7 +50,7 @@ class GateModel:
 
     def probability(self, signals: dict) -> float:
         z = float(((gate_row(signals) - self.mean) / self.scale) @ self.coef + self.intercept)
-        return 1.0 / (1.0 + np.exp(-z))
+        return float(1.0 / (1.0 + np.exp(-z)))  # a plain float: the verdict is a plain bool in state and JSON
 
     def save(self, path: Path) -> None:
         np.savez(path, coef=self.coef, intercept=self.intercept, mean=self.mean, scale=self.scale,
