@@ -194,3 +194,19 @@ def test_the_shipped_gate_model_is_loaded_and_answers_a_plain_bool():
     vague = {"detector": 0.01, "focus": 0.9, "second_probability": 0.0, "best_probability": 0.95}
     assert isinstance(gate.probability(sure), float)
     assert gate.probability(sure) > gate.threshold > gate.probability(vague)
+
+
+def test_model_claims_no_passage_holds_and_talk_about_passages_are_dropped():
+    from agent.assembly.checks import sentence_fault
+    shown = [{"id": "m", "title": "Mercury", "text": "Mercury is a chemical element with the symbol Hg. It is liquid."}]
+    fault = lambda s: sentence_fault(s, shown, "What is Mercury?", set())  # noqa: E731
+    assert fault("The Jaguars are found in Florida, United States.") == "no passage holds it"
+    assert fault("The passage [1] defines Mercury as a chemical element with the symbol Hg.") == "talks about the passages"
+    assert fault("Mercury is a chemical element with the symbol Hg [1].") is None
+    assert fault("Mercury is a chemical element with the symbol Hg.") is None  # held: it gets the marker later
+
+
+def test_a_kind_of_the_subject_is_not_another_meaning_of_it():
+    from agent.assembly.gaps import a_kind_of
+    assert a_kind_of("Ball python", "Python") and not a_kind_of("Delta Air Lines", "Delta")
+    assert not a_kind_of("Phoenix, Arizona", "Phoenix") and not a_kind_of("Horsepower", "HP")

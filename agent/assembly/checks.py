@@ -69,6 +69,8 @@ def sentence_fault(sentence: str, shown: list[dict], question: str, said: set[st
         (not words, "empty"),
         (len(words & said) >= REPEAT_OVERLAP * len(words) if words else False, "repeat"),
         (lambda: not supported_by_citation(sentence, shown), "citation does not hold it"),
+        (lambda: not cited_numbers(sentence) and not held_by_a_passage(sentence, shown), "no passage holds it"),
+        (lambda: bool(_SOURCE_TALK.search(sentence)), "talks about the passages"),
         (lambda: foreign_script(sentence, shown), "foreign script"),
         (lambda: other_edition(sentence, shown, question), "another year's edition"),
         (lambda: ends_at_cut(sentence, shown), "cut off"),
@@ -209,9 +211,24 @@ def cite_holding_passage(sentence: str, passages: list[dict]) -> str:
 
 
 
+# a sentence about the sources instead of the subject: "The passage [1] defines Mercury as ..."
+_SOURCE_TALK = re.compile(r"\b(?:the|this|that|these|those|each|both|other)\s+(?:passage|document|context|text|excerpt|"
+                          r"source)s?\b(?!\s+(?:editor|message|file)s?\b)|\bpassages?\s+\[\d", re.IGNORECASE)
+
+
+def held_by_a_passage(sentence: str, passages: list[dict]) -> bool:
+    """Whether some passage holds most of an uncited sentence's content words: it then gets that
+    passage's marker (`cite_holding_passage`); one no passage holds is the model's own claim,
+    and an answer over documents states none."""
+    if sentence.rstrip().endswith("?") or not passages:
+        return True  # a question (a templated reading's first half) is not a claim
+    plain = CITATION_MARKER.sub(" ", sentence)
+    return any(answer_support(plain, p["text"]) >= CITED_SUPPORT for p in passages)
+
+
 def supported_by_citation(sentence: str, passages: list[dict]) -> bool:
     """A sentence citing passages must have most of its content words in them ("The HP Way [4]"
-    citing the hit-points passage does not); a sentence citing nothing is the model's own and stays."""
+    citing the hit-points passage does not); one citing nothing is judged by `held_by_a_passage`."""
     cited = [passages[n - 1]["text"] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
     if not cited:
         return True

@@ -68,6 +68,13 @@ def names_a_sense(question: str, words: list[str], passage: dict) -> bool:
                                              for word in words)
 
 
+def a_kind_of(sense: str, subject: str) -> bool:
+    """Whether the sense's name ends with the subject after other words ("Ball python" for
+    python): a kind of it, not another meaning ("Delta Air Lines", "Phoenix, Arizona" open with it)."""
+    named, asked = content_tokens(sense), content_tokens(subject)
+    return bool(asked) and len(named) > len(asked) and named[-len(asked):] == asked
+
+
 def covered(passage: dict, vector, stated: list[tuple[dict, str]], vectors: dict) -> bool:
     """Whether a stated sentence is about the passage's sense: it cites the passage, one close
     to it, or names the sense."""
@@ -102,7 +109,8 @@ def gap_notes(question: str, pool: list[dict], vectors, stated: list[tuple[dict,
     missing, named = [], {subject.casefold()}
     for passage, vector in zip(pool, vectors):
         sense = sense_name(passage)
-        if not sense or sense.casefold() in named or not names_a_sense(question, words, passage):
+        if (not sense or sense.casefold() in named or a_kind_of(sense, subject)
+                or not names_a_sense(question, words, passage)):
             continue
         named.add(sense.casefold())
         if covered(passage, vector, [(p, s) for p, s in stated if p["id"] in by_id], by_id):

@@ -23,6 +23,11 @@ from agent.steps.nodes import answer_update, synthesize_answer
 from agent.usage import emit, tracked
 
 
+# when neither a reading nor a model sentence stood, the best sentence at this share of the
+# threshold is stated rather than "the documents do not answer" while they may
+FALLBACK_SHARE = 0.5
+
+
 def selector_threshold(context: Context) -> float:
     return context.reading_threshold if context.reading_threshold > 0 else load_selector().threshold
 
@@ -49,13 +54,14 @@ def rescored(pool: list[dict], probabilities: list[float] | None) -> list[tuple[
 def readings_for(question: str, pool: list[dict], context: Context, ambiguous: bool, top: list[dict],
                  skip_ids: set[str] = frozenset(), said: list[str] = (),
                  scored: list[tuple[Candidate, float]] | None = None,
-                 limit: int | None = None) -> tuple[list[dict], list[dict]]:
-    """(readings, passages numbered for the answer: `top` then each reading's passage)."""
+                 limit: int | None = None, threshold: float | None = None) -> tuple[list[dict], list[dict]]:
+    """(readings, passages numbered for the answer: `top` then each reading's passage);
+    `threshold` overrides the selector's (the fallback when nothing else stood)."""
     limit = context.max_readings if limit is None else limit
     if not pool or limit <= 0:
         return [], list(top)
     scored = scored if scored is not None else score_pool(question, pool, context)
-    chosen = choose(scored, _threshold(context, ambiguous), limit, skip_ids,
+    chosen = choose(scored, _threshold(context, ambiguous) if threshold is None else threshold, limit, skip_ids,
                     said=[said_words(s) for s in said])
     passages = list(top) + [c.passage for c, _ in chosen if c.passage not in top]
     readings = [{"question": f"{question.strip().rstrip('?')} ({sense_name(c.passage)})?", "answer": c.sentence,
@@ -159,10 +165,11 @@ def compose_answer(state: dict, runtime: Runtime[Context]) -> dict:
     readings = state.get("readings") or []
     prose = state.get("prose") or []
     passages = state.get("passages") or []
-    if not readings and not prose:  # nothing stood: the pool's best sentence, if the selector reads one
+    if not readings and not prose:  # nothing stood: the pool's best sentence, if the selector half believes it
         pool = state.get("detection_passages") or passages
         readings, passages = readings_for(state["question"], pool, runtime.context, True, passages,
-                                          scored=rescored(pool, state.get("reading_scores")), limit=1)
+                                          scored=rescored(pool, state.get("reading_scores")), limit=1,
+                                          threshold=selector_threshold(runtime.context) * FALLBACK_SHARE)
     notes = notes_for(state, readings, prose, passages, runtime.context) if state.get("ambiguous") is not False else []
     answer = compose([r["text"] for r in readings], prose, notes)
     interpretations = list(state.get("draft_interpretations") or [])
