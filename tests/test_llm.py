@@ -155,3 +155,17 @@ def test_local_requests_carry_the_repetition_controls_next_to_a_response_format(
     payload = model._get_request_payload([HumanMessage("hi")], extra_body={"response_format": {"type": "json_object"}})
     assert payload["extra_body"] == {**REPETITION_CONTROLS, "response_format": {"type": "json_object"}}
     assert model._get_request_payload([HumanMessage("hi")])["extra_body"] == REPETITION_CONTROLS
+
+
+def test_a_reply_cut_at_the_token_limit_keeps_its_complete_part():
+    """The 1.5B often spends its 250 tokens on interpretations: the complete ones are kept and
+    the answer not reached is empty, instead of a retry that would be cut the same way."""
+    from agent.llm.calls import parse_json_reply
+    from agent.llm.schemas import Synthesis
+
+    cut = ('{"interpretations": [{"question": "What is Apple, the company?", "answer": "a company", "citations": [1]}, '
+           '{"question": "What is an apple?", "answer": "a fru')
+    reply = parse_json_reply(cut, Synthesis)
+    assert [i.answer for i in reply.interpretations] == ["a company"] and reply.answer == ""
+    reply = parse_json_reply('{"interpretations": [], "answer": "Apple is a company [1]. Apple is a fru', Synthesis)
+    assert reply.answer.startswith("Apple is a company [1].")

@@ -147,12 +147,43 @@ def parse_json_reply(text: str, schema: type[Schema]) -> Schema:
         data = _partial_object(text)  # cut off by the token limit: keep the complete part
         if data == {}:  # garbage such as "not json {" would otherwise pass as an all-defaults answer
             raise ModelOutputError(f"{schema.__name__}: the reply holds no complete JSON field") from None
+        if isinstance(data, dict):
+            data = _complete_part(data, schema, text)
     if not isinstance(data, dict):
         raise ModelOutputError(f"{schema.__name__}: the reply is not a JSON object")
     try:
         return schema.model_validate(data)
     except ValidationError as error:
         raise ModelOutputError(f"{schema.__name__}: {error.error_count()} field(s) do not fit the schema") from None
+
+
+def _complete_part(data: dict, schema: type[Schema], text: str) -> dict:
+    """What a reply cut off by the token limit holds in full: the field being written when it
+    was cut (the last one) loses its list item cut mid-value (a string keeps what was written:
+    its sentences are checked later), list items that do not validate go, and a string field
+    not reached yet is empty. The same prompt would be cut the same way again, so a retry
+    would only double the cost."""
+    from pydantic import TypeAdapter
+
+    fixed = dict(data)
+    last = next(reversed(fixed), None)
+    cut_mid_value = not text.rstrip().rstrip(",").rstrip().endswith(("}", "]", '"'))
+    if isinstance(fixed.get(last), list) and fixed[last] and cut_mid_value:
+        fixed[last] = fixed[last][:-1]
+    for name, info in schema.model_fields.items():
+        value = fixed.get(name)
+        if isinstance(value, list):
+            adapter, kept = TypeAdapter(info.annotation), []
+            for item in value:
+                try:
+                    adapter.validate_python([item])
+                except ValidationError:
+                    break
+                kept.append(item)
+            fixed[name] = kept
+        elif value is None and info.annotation is str and info.is_required():
+            fixed[name] = ""
+    return fixed
 
 
 def generate_structured(
