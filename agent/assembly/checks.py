@@ -31,12 +31,15 @@ REPEAT_OVERLAP = 0.8  # share of a model sentence's content words already said t
 
 
 def model_sentences(answer: str, shown: list[dict], question: str = "", embed=None,
-                    dropped: list[dict] | None = None) -> list[str]:
+                    dropped: list[dict] | None = None, refines=None) -> list[str]:
     """The model's sentences worth keeping: complete, not claiming silence, held by what they
     cite, about the year the question names, in the passages' script, and not a near repeat
     of what the earlier ones said (the 1.5B loops on a sentence with small changes, "founded in
     1939", then "in 1949"); a list of passage titles loses its titles; each one citing nothing
-    gets the passage holding it. Each sentence dropped is appended to `dropped` with its reason."""
+    gets the passage holding it. `refines(asked)`, when given, judges a question the model
+    wrote before an answer ("Who signed for Apple Records? The Beatles [1]."): the pair stays
+    only when it narrows the user's question. Each sentence dropped is appended to `dropped`
+    with its reason."""
     kept: list[str] = []
     said: set[str] = set()
     asked = ""  # a question the model wrote before its answer ("Which team ...? The team ... [4].")
@@ -47,6 +50,10 @@ def model_sentences(answer: str, shown: list[dict], question: str = "", embed=No
             continue
         if sentence.rstrip().endswith("?"):
             asked = sentence  # it stays only with the answer that follows it
+            continue
+        if asked and refines is not None and not refines(asked):
+            dropped.append({"sentence": f"{asked} {sentence}", "reason": "answers another question"})
+            asked = ""
             continue
         if reason := sentence_fault(sentence, shown, question, said):
             dropped.append({"sentence": sentence, "reason": reason})
@@ -60,6 +67,19 @@ def model_sentences(answer: str, shown: list[dict], question: str = "", embed=No
         dropped += [{"sentence": s, "reason": "about something else"} for s in kept if s not in on]
         kept = on
     return kept
+
+
+REFINES_SHARE = 0.5  # of the user's question words a narrower question keeps ("... NorthHack 2022?" keeps all)
+
+
+def narrows(asked: str, question: str) -> bool:
+    """Whether a question the model wrote narrows the user's (holds most of its words) rather
+    than asking another one ("Who signed for Apple Records?" for the label's first single)."""
+    wanted = question_words(question)
+    if not wanted:
+        return True
+    words = set(content_tokens(asked))
+    return sum(mentions(w, words) for w in wanted) >= REFINES_SHARE * len(wanted)
 
 
 def sentence_fault(sentence: str, shown: list[dict], question: str, said: set[str]) -> str | None:

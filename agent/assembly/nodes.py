@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from agent.assembly.checks import model_sentences, sentence_fault
+from agent.assembly.checks import model_sentences, narrows, sentence_fault
 from agent.assembly.compose import compose, reading_text, repeats, sense_name
 from agent.assembly.text import said_words
 from agent.assembly.features import Candidate, candidates
@@ -133,7 +133,10 @@ def check_sentences(state: dict, runtime: Runtime[Context]) -> dict:
         return {"prose": [], "dropped_sentences": []}
     retriever = get_retriever(context)
     dropped: list[dict] = []
-    kept = model_sentences(draft, top, state["question"], retriever.embed_queries, dropped)
+    question = state["question"]
+    ambiguous = state.get("ambiguous") is not False  # a clear question has one reading: no other question's pair
+    kept = model_sentences(draft, top, question, retriever.embed_queries, dropped,
+                           refines=lambda asked: ambiguous and narrows(asked, question))
     vectors = passage_vectors(retriever, top)
     prose = []
     readings = [r["text"] for r in state.get("readings") or []]
