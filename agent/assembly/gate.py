@@ -21,6 +21,9 @@ from agent.steps.ambiguity_signals import detector_signal, edition_signal, passa
 
 GATE_POOL = 2  # x k passages the rule signals look at (their thresholds were calibrated on 2k)
 
+# the selector probability at which the gate counts a passage readable: fixed, so the gate's
+# features mean what they meant in training whatever reading threshold a user sets
+READABLE_AT = 0.45
 GATE_MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "gate_model.npz"
 GATE_FEATURES = ("detector", "focus", "separability", "variance", "editions",
                  "readable_passages", "best_probability", "second_probability")
@@ -79,5 +82,4 @@ def gate_signals(question: str, pool: list[dict], context) -> tuple[dict, list[t
     signals = {**passage_signals(query_vector, vectors[:top], pool[:top]), **detector_signal(question),
                **edition_signal(question, pool[:context.k])}
     scored = scored_candidates(question, pool, retriever.embed_queries, load_selector(), vectors) if pool else []
-    threshold = context.reading_threshold if context.reading_threshold > 0 else load_selector().threshold
-    return {**signals, **selector_view(scored, threshold)}, scored
+    return {**signals, **selector_view(scored, READABLE_AT)}, scored
