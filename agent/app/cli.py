@@ -161,8 +161,17 @@ def cmd_ask(args) -> int:
     overrides.update({name: value for name, value in flags.items() if value is not None})
     context = api.method_context(args.method, overrides)
     validate_question(args.question)  # before the server starts loading for nothing
-    if warm_up(context):
-        print("  starting the llama.cpp server in the background ...", file=sys.stderr, flush=True)
+    budget = getattr(context, "budget", None)
+    # the model server loads in this process and holds the CPU (and the GIL) for seconds: a
+    # method that shows readings first (auto) starts it once they are on screen, instant never
+    pending = budget is not None and budget != "instant" and not args.json
+
+    def start_model() -> None:
+        if warm_up(context):
+            print("  starting the llama.cpp server in the background ...", file=sys.stderr, flush=True)
+
+    if budget is None or (args.json and budget != "instant"):
+        start_model()
     if args.json:
         print(json.dumps(api.ask(args.question, args.method, context), ensure_ascii=False, indent=2))
         return 0
@@ -186,6 +195,9 @@ def cmd_ask(args) -> int:
             print(event["text"], end="", flush=True)
         elif kind == "result":
             result = event["result"]
+        if pending and (kind == "readings" or (kind == "stage" and event.get("node") in ("synthesize_answer", "diva"))):
+            pending = False  # the readings are on screen (or none came): now load the model
+            start_model()
     _print_answer(result, shown)
     return 0
 
