@@ -149,16 +149,6 @@ def test_the_gate_counts_passages_the_selector_would_read():
     assert gate_row({"detector": 0.7}).shape == (len(GATE_FEATURES),)
 
 
-def test_answer_kinds_for_why_and_measure_questions():
-    from agent.assembly.text import answers_type
-    assert answers_type("Why is it called Phoenix?", "The city was named after the mythical bird.")
-    assert not answers_type("Why is it called Phoenix?", "Phoenix is the capital of Arizona.")
-    assert answers_type("How big is Amazon?", "The Amazon River is about 6,400 kilometres long.")
-    assert not answers_type("How big is Amazon?", "The Amazon River flows into the Atlantic.")
-    assert answers_type("What is the coverage limit for a rental car?", "The waiver pays up to $1,000.")
-    assert answers_type("Where are jaguars found?", "Their range runs through Central America to northern Argentina.")
-
-
 UNIT = {"id": "u2", "title": "Horsepower",
         "text": "Horsepower, abbreviated hp, is a unit of power devised by James Watt. It compares engines."}
 FIRM = {"id": "c2", "title": "Hewlett-Packard",

@@ -27,6 +27,13 @@ def test_a_sentence_holding_what_the_question_asks_for():
     assert not answers_type("Where does Java come from?", "Java source code runs on the Java Virtual Machine in Oracle.")
     assert answers_type("What is the deadline after a rental?", "Report an accident within 48 hours of it.")
     assert not answers_type("What is the deadline after a rental?", "Pay for rentals with the corporate card.")
+    # why: a reason; a measure (how big, what is the limit): a number; a place after "through" or a compass word
+    assert answers_type("Why is it called Phoenix?", "The city was named after the mythical bird.")
+    assert not answers_type("Why is it called Phoenix?", "Phoenix is the capital of Arizona.")
+    assert answers_type("How big is Amazon?", "The Amazon River is about 6,400 kilometres long.")
+    assert not answers_type("How big is Amazon?", "The Amazon River flows into the Atlantic.")
+    assert answers_type("What is the coverage limit for a rental car?", "The waiver pays up to $1,000.")
+    assert answers_type("Where are jaguars found?", "Their range runs through Central America to northern Argentina.")
 
 
 def test_a_sentence_slipping_into_another_script_goes():

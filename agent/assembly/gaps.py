@@ -13,9 +13,7 @@ import re
 
 from agent.assembly.compose import sense_name
 from agent.assembly.text import (
-    MEASURE_QUESTION,
-    REASON_QUESTION,
-    WHEN,
+    answer_kind,
     answers_type,
     content_tokens,
     defined_subject,
@@ -32,25 +30,17 @@ MAX_NOTES = 2  # senses named in the note: a longer list of what is missing stop
 SAME_SENSE = 0.6  # passage cosine at which a stated reading's passage speaks for the named sense
 
 
+# the kinds of answer a gap note can say is missing, in plain words (agent/assembly/text.py answer_kind)
+MISSING_THING = {"date": "date", "reason": "reason", "count": "number", "measure": "figure", "place": "place",
+                 "name": "name"}
+
+
 def asked_thing(question: str) -> str | None:
     """The kind of thing the question asks for, in plain words, or None when a note would not
     say anything useful (a question asking what X is: every defining passage is an answer)."""
-    asked = question.casefold().strip()
     if defined_subject(question) is not None:
         return None
-    if asked.startswith(WHEN):
-        return "date"
-    if REASON_QUESTION.match(asked):
-        return "reason"
-    if asked.startswith("how many"):
-        return "number"
-    if MEASURE_QUESTION.match(asked):
-        return "figure"
-    if asked.startswith("where"):
-        return "place"
-    if asked.startswith(("who", "whom", "whose")):
-        return "name"
-    return None
+    return MISSING_THING.get(answer_kind(question))
 
 
 def subject_words(question: str, pool: list[dict]) -> list[str]:
@@ -106,6 +96,7 @@ def gap_notes(question: str, pool: list[dict], vectors, stated: list[tuple[dict,
         return []
     by_id = {p["id"]: v for p, v in zip(pool, vectors)}
     subject = " ".join(words)
+    stated = [(p, s) for p, s in stated if p["id"] in by_id]  # the pool's vectors speak for these
     missing, named = [], {subject.casefold()}
     for passage, vector in zip(pool, vectors):
         sense = sense_name(passage)
@@ -113,7 +104,7 @@ def gap_notes(question: str, pool: list[dict], vectors, stated: list[tuple[dict,
                 or not names_a_sense(question, words, passage)):
             continue
         named.add(sense.casefold())
-        if covered(passage, vector, [(p, s) for p, s in stated if p["id"] in by_id], by_id):
+        if covered(passage, vector, stated, by_id):
             continue
         if not holds_kind(question, sense, passage, pool):
             missing.append(sense)

@@ -145,29 +145,57 @@ def answers_type(question: str, sentence: str, title: str = "") -> bool:
     reason for why, a number for a measure (how much/long/big, what is the limit/cost), a proper noun for where (with a word saying it is an origin for where
     X comes from), a name for who, a time limit for a deadline, a definition of X for what is X
     (`title`: the sentence's passage, see `defines`)."""
-    asked = question.casefold()
+    kind = answer_kind(question)
     fresh = sentence
     for word in set(re.findall(r"\w+", question)):
         if len(word) > 2 and word.lower() not in STOPWORDS:  # "from" in "come from" stays
             fresh = re.sub(rf"\b{re.escape(word)}\b", " ", fresh, flags=re.IGNORECASE)
-    if asked.startswith(WHEN):
+    if kind == "date":
         return bool(_YEAR.search(fresh))
-    if counted := re.match(r"how many (\w+)", asked):  # a number of the things counted: "63 teams"
-        noun = stem(counted.group(1))
+    if kind == "count":  # a number of the things counted: "63 teams"
+        noun = stem(_COUNT_QUESTION.match(question.casefold().strip()).group(1))
         return any(stem(word.lower()) == noun for pair in _COUNTED.findall(_DATE.sub(" ", sentence)) for word in pair)
-    if REASON_QUESTION.match(asked):  # a reason or an origin: "named after the constellation", "because"
+    if kind == "reason":  # a reason or an origin: "named after the constellation", "because"
         return bool(_REASON.search(sentence))
-    if MEASURE_QUESTION.match(asked):
+    if kind == "measure":
         return bool(_NUMBER.search(_DATE.sub(" ", fresh)))  # "63 metres", not "8 to 10 June 2022"
-    if asked.startswith("where"):  # a place: a proper noun the question does not name
-        place = bool(_PROPER.search(fresh))  # ... and for where X comes from, the word saying so:
-        return place and (not _ORIGIN_QUESTION.search(asked) or bool(_ORIGIN.search(sentence)))  # "born in"
-    if asked.startswith(("who", "whom", "whose", "which")):  # a name, not the asked one's ("Jacksonville Jaguars")
+    if kind == "place":  # a proper noun the question does not name ...
+        place = bool(_PROPER.search(fresh))  # ... and for where X comes from, the word saying so ("born in")
+        return place and (not _ORIGIN_QUESTION.search(question.casefold()) or bool(_ORIGIN.search(sentence)))
+    if kind in ("name", "choice"):  # a name, not the asked one's ("Jacksonville Jaguars")
         own = set(content_tokens(question))
         return any(not set(content_tokens(name)) & own for name in _NAME.findall(fresh))
-    if "deadline" in asked or asked.startswith(("how soon", "by when")):
+    if kind == "deadline":
         return bool(_DURATION.search(fresh))
     return defines(question, sentence, title)
+
+
+_COUNT_QUESTION = re.compile(r"how many (\w+)")
+
+
+def answer_kind(question: str) -> str:
+    """What the question asks for: "date" (when, what year), "count" (how many X), "reason"
+    (why), "measure" (how big, what is the limit), "place" (where), "name" (who), "choice"
+    (which), "deadline", else "other" (a definition of X for "what is X", if anything). One
+    place for the question side of `answers_type` and of the gap notes."""
+    asked = question.casefold().strip()
+    if asked.startswith(WHEN):
+        return "date"
+    if _COUNT_QUESTION.match(asked):
+        return "count"
+    if REASON_QUESTION.match(asked):
+        return "reason"
+    if MEASURE_QUESTION.match(asked):
+        return "measure"
+    if asked.startswith("where"):
+        return "place"
+    if asked.startswith(("who", "whom", "whose")):
+        return "name"
+    if asked.startswith("which"):
+        return "choice"
+    if "deadline" in asked or asked.startswith(("how soon", "by when")):
+        return "deadline"
+    return "other"
 
 
 # questions asking what X is, capturing X: "What are the meanings of X?", "What is X (known for)?",
