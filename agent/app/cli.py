@@ -161,16 +161,17 @@ def cmd_ask(args) -> int:
     overrides.update({name: value for name, value in flags.items() if value is not None})
     context = api.method_context(args.method, overrides)
     validate_question(args.question)  # before the server starts loading for nothing
-    budget = getattr(context, "budget", None)
+    budget = getattr(context, "budget", None)  # only auto has one
     # the model server loads in this process and holds the CPU (and the GIL) for seconds: a
-    # method that shows readings first (auto) starts it once they are on screen, instant never
-    pending = budget is not None and budget != "instant" and not args.json
+    # method that streams readings first (auto) starts it once they are on screen, instant never
+    needs_model = budget != "instant"
+    pending = needs_model and budget is not None and not args.json
 
     def start_model() -> None:
         if warm_up(context):
             print("  starting the llama.cpp server in the background ...", file=sys.stderr, flush=True)
 
-    if budget is None or (args.json and budget != "instant"):
+    if needs_model and not pending:
         start_model()
     if args.json:
         print(json.dumps(api.ask(args.question, args.method, context), ensure_ascii=False, indent=2))

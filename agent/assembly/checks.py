@@ -214,21 +214,28 @@ def foreign_script(sentence: str, passages: list[dict]) -> bool:
     return bool(_CJK.search(sentence)) and not any(_CJK.search(p["text"]) for p in passages)
 
 
+def holding_passage(sentence: str, passages: list[dict]) -> int | None:
+    """The number of the passage holding most of an uncited sentence's content words, when one
+    holds CITED_SUPPORT of them, else None (ties: the better-ranked passage)."""
+    if not passages:
+        return None
+    support, number = max(((answer_support(sentence, p["text"]), n) for n, p in enumerate(passages, 1)),
+                          key=lambda found: (found[0], -found[1]))
+    return number if support >= CITED_SUPPORT else None
+
+
 def cite_holding_passage(sentence: str, passages: list[dict]) -> str:
     """A model sentence that cites nothing gets the marker of the passage holding most of its
     content words, when one holds CITED_SUPPORT of them ("...sold to Tata Motors." -> "[3]"):
     an answer's claims carry their source. Sentences that cite, or that no passage holds, stay."""
-    if cited_numbers(sentence) or not passages or sentence.rstrip().endswith("?"):
+    if cited_numbers(sentence) or sentence.rstrip().endswith("?"):
         return sentence  # a question (a templated reading's first half) is not a claim
-    support, number = max(((answer_support(sentence, p["text"]), n) for n, p in enumerate(passages, 1)),
-                          key=lambda found: (found[0], -found[1]))  # ties: the better-ranked passage
-    if support < CITED_SUPPORT:
+    number = holding_passage(sentence, passages)
+    if number is None:
         return sentence
     body = sentence.rstrip()
     end = body[-1] if body[-1:] in ".!?" else ""
     return f"{body[:len(body) - len(end)].rstrip()} [{number}]{end}"
-
-
 
 
 # a sentence about the sources instead of the subject: "The passage [1] defines Mercury as ..."
@@ -242,8 +249,7 @@ def held_by_a_passage(sentence: str, passages: list[dict]) -> bool:
     and an answer over documents states none."""
     if sentence.rstrip().endswith("?") or not passages:
         return True  # a question (a templated reading's first half) is not a claim
-    plain = CITATION_MARKER.sub(" ", sentence)
-    return any(answer_support(plain, p["text"]) >= CITED_SUPPORT for p in passages)
+    return holding_passage(CITATION_MARKER.sub(" ", sentence), passages) is not None
 
 
 def supported_by_citation(sentence: str, passages: list[dict]) -> bool:
