@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's; Playwright never downloads a browser here
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 def main() -> int:
@@ -42,7 +42,7 @@ def main() -> int:
     try:
         server.run("What is a Jaguar?")  # warm: the page then meets a loaded model and encoder
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             page = browser.new_context(viewport={"width": 1100, "height": 760}).new_page()
             page.goto(server.url + "/")
             page.wait_for_selector("#method option", state="attached")

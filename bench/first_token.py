@@ -145,17 +145,6 @@ def test_questions(n: int) -> list[dict]:
     return [by_id[i] for i in wanted if i in by_id][:n]
 
 
-def answer_row(question: dict, run: dict, method: str) -> dict:
-    """A run as bench/sense_recall.py writes one, so `sense_recall.py --rescore` scores it."""
-    state, usage = run["state"], run["state"].get("usage") or {}
-    return {"method": method, "id": question["id"], "label": question["label"], "seconds": round(run["seconds"], 1),
-            "llm_calls": usage.get("llm_calls", 0),
-            "tokens": usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0),
-            "answer": state.get("answer", ""), "ambiguous": (state.get("decision") or {}).get("ambiguous"),
-            "passages": [{k: p.get(k, "") for k in ("id", "title", "text")} for p in state.get("passages") or []],
-            "question": question["question"]}
-
-
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(share * len(ordered)) - 1))]
@@ -171,6 +160,7 @@ def main() -> int:
     parser.add_argument("--out", help="write each test-split answer here (score: bench/sense_recall.py --rescore FILE)")
     args = parser.parse_args()
     from bench.cost import build_demo_index
+    from bench.sense_recall import result_row
 
     index = args.index or build_demo_index()
     searches = cold_search(index)
@@ -200,7 +190,8 @@ def main() -> int:
             runs.append(server.run(question["question"], args.method))
             print(f"  {number:2}. {runs[-1]['seconds']:5.1f} s  {question['question']}", flush=True)
             if out:
-                out.write(json.dumps(answer_row(question, runs[-1], args.method), ensure_ascii=False) + "\n")
+                row = result_row(question, runs[-1]["state"], args.method, runs[-1]["seconds"])
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 out.flush()
     finally:
         server.stop()

@@ -69,6 +69,18 @@ def sense_score(question: dict, result: dict, senses: dict) -> dict:
     return {"invented": sorted(f"{t}/{s}" for t, s in cited - wanted)}
 
 
+def result_row(question: dict, result: dict, method: str, seconds: float) -> dict:
+    """One run as `--out` stores it (a result of `api.ask`, or a run's final state): what
+    `--rescore` needs to score it again."""
+    usage, decision = result.get("usage") or {}, result.get("decision") or {}
+    return {"method": method, "id": question["id"], "label": question["label"], "seconds": round(seconds, 1),
+            "llm_calls": usage.get("llm_calls", 0),
+            "tokens": usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0),
+            "answer": result.get("answer", ""), "ambiguous": decision.get("ambiguous"),
+            "passages": [{k: p.get(k, "") for k in ("id", "title", "text")} for p in result.get("passages") or []],
+            "question": question["question"]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index", required=True, help="an index of the demo corpus (disambig ingest --demo --index DIR)")
@@ -107,12 +119,8 @@ def main(argv: list[str] | None = None) -> int:
                 with replay_scope():
                     result = api.ask(question["question"], method,
                                      {"model": model, "index_dir": args.index, **dict(p.split("=", 1) for p in args.set)})
-                row = {"method": method, "id": question["id"], "label": question["label"],
-                       "seconds": round(time.time() - started, 1), "llm_calls": result["usage"]["llm_calls"],
-                       "tokens": result["usage"]["prompt_tokens"] + result["usage"]["completion_tokens"],
-                       "answer": result["answer"], "ambiguous": result["decision"].get("ambiguous"),
-                       "passages": [{k: p.get(k, "") for k in ("id", "title", "text")} for p in result["passages"]],
-                       "question": question["question"], **score(question, result, senses)}
+                row = {**result_row(question, result, method, time.time() - started),
+                       **score(question, result, senses)}
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 out.flush()
                 rows.append(row)

@@ -17,13 +17,11 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
+from bench.chat_screenshot import CHROMIUM, CHROMIUM_ARGS
 from bench.fake_openai import FakeOpenAI, closed_port_url
 from tests.chat_script import FOCUSED, TWO_MEANINGS, fake_openai_reply
 from tests.test_server import free_port, server_env, start, stop
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 WAIT_MS = 300_000  # a run on the shared 2-core machine (the first one loads the detector and the encoder)
 
 
