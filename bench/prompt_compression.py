@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/prompt_compression.py [--split test|tune|all] [--k 5] [--index DIR]
     .venv/bin/python bench/prompt_compression.py --questions asqa --index WIKI_POOL_INDEX [--split test]
+    .venv/bin/python bench/prompt_compression.py --baseline 4971195^   # "before": that revision's prompt file
 
 For each demo fixture question (or ASQA pool question of the split, over the wiki-pool index): vanilla's retrieval (hybrid, top k), the `synthesize_answer`
 prompt rendered with whole passages and with `compress_passages` (agent/steps/compression.py),
@@ -15,7 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
+from string import Template
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,12 +69,14 @@ def main() -> int:
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--index", help="an index of the demo corpus (default: built in a temp dir), or the wiki pool's")
     parser.add_argument("--questions", choices=["demo", "asqa"], default="demo")
+    parser.add_argument("--baseline", metavar="REV", help="render the whole-passage prompt with prompts/synthesize_answer.md "
+                        "as of this git revision (e.g. 4971195^, before compression and the shorter prompt)")
     args = parser.parse_args()
     if args.questions == "asqa" and not args.index:
         parser.error("--questions asqa needs --index (the wiki-pool index)")
 
     from agent.context import Context
-    from agent.llm.prompts import format_passages, render
+    from agent.llm.prompts import SEPARATOR, format_passages, render
     from agent.retrieval.retriever import get_retriever
     from agent.retrieval.tokens import count_tokens
     from agent.steps.compression import compress_passages
@@ -80,16 +85,24 @@ def main() -> int:
     context = Context(index_dir=args.index or build_demo_index(), k=args.k)
     retriever = get_retriever(context)
 
-    def prompt_tokens(question: str, passages: list[dict]) -> int:
-        messages = render("synthesize_answer", question=question, passages=format_passages(passages), guidance="")
-        return sum(count_tokens(str(m.content)) for m in messages)
+    def prompt_tokens(question: str, passages: list[dict], template: str | None = None) -> int:
+        values = {"question": question, "passages": format_passages(passages), "guidance": ""}
+        if template is None:
+            return sum(count_tokens(str(m.content)) for m in render("synthesize_answer", **values))
+        system, _, user = template.partition(SEPARATOR)
+        return count_tokens(system.strip()) + count_tokens(Template(user.strip()).substitute(values))
+
+    baseline = None
+    if args.baseline:
+        baseline = subprocess.run(["git", "show", f"{args.baseline}:prompts/synthesize_answer.md"], cwd=ROOT,
+                                  capture_output=True, text=True, check=True).stdout
 
     before, after, held, kept = [], [], 0, 0
     items = asqa_items(args.split) if args.questions == "asqa" else questions(args.split)
     for item in items:
         passages = retriever.search(item["question"], "hybrid", args.k)
         short = compress_passages(item["question"], passages, retriever.embed_queries)
-        before.append(prompt_tokens(item["question"], passages))
+        before.append(prompt_tokens(item["question"], passages, baseline))
         after.append(prompt_tokens(item["question"], short))
         for whole, part in zip(golds_held(item, passages), golds_held(item, short)):
             held += whole
@@ -98,7 +111,8 @@ def main() -> int:
     name = "ASQA pool" if args.questions == "asqa" else "demo fixture"
     print(f"{name} ({args.split}, n={len(before)}), k={args.k}, synthesize_answer prompt, tiktoken cl100k")
     print("| | prompt tokens/q mean | median | min | max |\n|---|---|---|---|---|")
-    for name, values in (("whole passages", before), ("compressed", after)):
+    first = f"whole passages, prompt of {args.baseline}" if args.baseline else "whole passages"
+    for name, values in ((first, before), ("compressed", after)):
         print(f"| {name} | {statistics.mean(values):.0f} | {statistics.median(values):.0f} | {min(values)} | {max(values)} |")
     print(f"cut per question: mean {100 * statistics.mean(cuts):.1f}%, min {100 * min(cuts):.1f}%, "
           f"max {100 * max(cuts):.1f}%")
