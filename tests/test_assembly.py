@@ -39,6 +39,14 @@ def test_a_reading_needs_the_threshold_and_is_not_a_repeat():
     assert [c.passage["id"] for c, _ in choose(scored, 0.5, 5, skip_ids={"c1"})] == ["c2", "u1"]
 
 
+def test_a_flattened_table_row_gives_no_reading():
+    table = {"id": "t1", "title": "2001 NBA Finals", "text": ""}
+    row = ".500 || 1.8 || 0.8 || 2.0 || 0.0 || 2.6 The Lakers won their third straight championship."
+    prose = "The Lakers won the 2001 NBA Finals 4 - 1 over the 76ers on 15 June 2001."
+    scored = [(candidate(table, row), 0.9), (candidate({**table, "id": "t2"}, prose, 1), 0.6)]
+    assert [c.sentence for c, _ in choose(scored, 0.5, 5)] == [prose]
+
+
 def test_the_selector_probability_grows_with_a_positive_weight():
     model = SelectorModel(coef=np.eye(len(FEATURES))[0], intercept=0.0, mean=np.zeros(len(FEATURES)),
                           scale=np.ones(len(FEATURES)), threshold=0.5)
