@@ -83,12 +83,13 @@ def table_residue(sentence: str) -> bool:
 
 def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings: int,
            skip_ids: set[str] = frozenset(), said: list[set[str]] | None = None) -> list[tuple[Candidate, float]]:
-    """The readings: each passage's best whole sentence (no table row) at or over `threshold`, most probable first,
-    less near-repeats of a chosen one (or of `said`, the sentences already stated)."""
+    """The readings: each passage's best whole sentence (no table row) at or over `threshold`, most
+    probable first, less near-repeats of a chosen one (or of `said`, the sentences already stated)."""
     best: dict[str, tuple[Candidate, float]] = {}
     for candidate, p in scored:
         pid = candidate.passage["id"]
-        if whole(candidate.sentence) and not table_residue(candidate.sentence) and pid not in skip_ids and p >= threshold and (pid not in best or p > best[pid][1]):
+        readable = whole(candidate.sentence) and not table_residue(candidate.sentence)
+        if readable and pid not in skip_ids and p >= threshold and (pid not in best or p > best[pid][1]):
             best[pid] = (candidate, p)
     chosen: list[tuple[Candidate, float]] = []
     stated = list(said or [])
