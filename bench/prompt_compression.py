@@ -18,7 +18,6 @@ import json
 import statistics
 import subprocess
 import sys
-from string import Template
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,7 +75,7 @@ def main() -> int:
         parser.error("--questions asqa needs --index (the wiki-pool index)")
 
     from agent.context import Context
-    from agent.llm.prompts import SEPARATOR, format_passages, render
+    from agent.llm.prompts import format_passages, messages_of, parse_prompt, render
     from agent.retrieval.retriever import get_retriever
     from agent.retrieval.tokens import count_tokens
     from agent.steps.compression import compress_passages
@@ -85,12 +84,11 @@ def main() -> int:
     context = Context(index_dir=args.index or build_demo_index(), k=args.k)
     retriever = get_retriever(context)
 
-    def prompt_tokens(question: str, passages: list[dict], template: str | None = None) -> int:
+    def prompt_tokens(question: str, passages: list[dict], prompt_text: str | None = None) -> int:
         values = {"question": question, "passages": format_passages(passages), "guidance": ""}
-        if template is None:
-            return sum(count_tokens(str(m.content)) for m in render("synthesize_answer", **values))
-        system, _, user = template.partition(SEPARATOR)
-        return count_tokens(system.strip()) + count_tokens(Template(user.strip()).substitute(values))
+        messages = (render("synthesize_answer", **values) if prompt_text is None
+                    else messages_of(*parse_prompt(prompt_text), **values))
+        return sum(count_tokens(str(m.content)) for m in messages)
 
     baseline = None
     if args.baseline:

@@ -18,7 +18,12 @@ def load_prompt(name: str) -> tuple[str, Template]:
     path = resources.files("prompts").joinpath(f"{name}.md")
     if not path.is_file():
         raise FileNotFoundError(f"no prompt named {name!r} in prompts/")
-    system, _, user = path.read_text(encoding="utf-8").partition(SEPARATOR)
+    return parse_prompt(path.read_text(encoding="utf-8"))
+
+
+def parse_prompt(text: str) -> tuple[str, Template]:
+    """(system text, user template) of a prompt file's text: the system part ends at SEPARATOR."""
+    system, _, user = text.partition(SEPARATOR)
     return system.strip(), Template(user.strip())
 
 
@@ -45,7 +50,11 @@ def fragment(name: str, **values: object) -> str:
 
 def render(name: str, **values: object) -> list[BaseMessage]:
     """Messages for prompt `name`; every $placeholder must be given (KeyError otherwise)."""
-    system, user = load_prompt(name)
+    return messages_of(*load_prompt(name), **values)
+
+
+def messages_of(system: str, user: Template, **values: object) -> list[BaseMessage]:
+    """The chat messages of a parsed prompt (`parse_prompt`) with its $placeholders filled."""
     messages: list[BaseMessage] = [SystemMessage(system)] if system else []
     messages.append(HumanMessage(user.substitute({key: str(value) for key, value in values.items()})))
     return messages
