@@ -48,6 +48,9 @@ def _env_field(name: str, default: Any, cast=str, description: str = "") -> Any:
     )
 
 
+AnswerLength = Literal["long", "short"]  # the synthesis's prose; a departure (PROFILES below)
+
+
 @functools.cache
 def choices(cls: type) -> dict[str, tuple]:
     """{setting: allowed values} for every setting of `cls` typed as a Literal."""
@@ -105,6 +108,9 @@ class Context:
         "description": "Completion token cap of the synthesis call (readings + prose): bounds the wait and a loop"})
     compress_passages: bool = field(default=True, metadata={
         "description": "Send the synthesis prompt only each passage's first sentence and those bearing on the question"})
+    answer_length: AnswerLength = field(default="short", metadata={  # paper methods default to "long" (PROFILES)
+        "description": "Synthesis prose: long (a long-form answer, as the papers wrote it) or short (a sentence per "
+                       "interpretation, the product's)"})
     concurrency: int = _env_field("DISAMBIG_CONCURRENCY", 4, int, "Parallel LLM calls at most")
     request_timeout: float = _env_field("DISAMBIG_TIMEOUT", 120.0, float, "Seconds per LLM request")
     max_retries: int = _env_field("DISAMBIG_MAX_RETRIES", 2, int, "Retries per LLM request (5xx, timeouts)")
@@ -162,8 +168,9 @@ Readings = Literal["off", "on"]
 VerifyCalls = Literal["per_interpretation", "batched"]
 ADFCalls = Literal["per_cluster", "batched"]
 PROFILES: dict[str, dict[str, str]] = {
-    "paper": {"readings": "off", "verify_calls": "per_interpretation", "adf_calls": "per_cluster"},
-    "product": {"readings": "on", "verify_calls": "batched", "adf_calls": "batched"},
+    "paper": {"readings": "off", "verify_calls": "per_interpretation", "adf_calls": "per_cluster",
+              "answer_length": "long"},
+    "product": {"readings": "on", "verify_calls": "batched", "adf_calls": "batched", "answer_length": "short"},
 }
 DEPARTURES: dict[str, str] = {
     "readings": "End with extractive readings of the senses the answer missed (on), or the method's synthesis "
@@ -172,6 +179,9 @@ DEPARTURES: dict[str, str] = {
                     "published), or one call over all of them (batched: the passages are sent once)",
     "adf_calls": "ADF: one call per cluster for its sub-question and one per sub-question for its HyDE passage "
                  "(per_cluster, as published), or one call writing them all (batched)",
+    "answer_length": "The synthesis's prose: a long-form answer of a few sentences contrasting the interpretations "
+                     "(long, as published, prompts/synthesize_long_answer.md, capped by max_tokens), or a sentence "
+                     "per interpretation (short, prompts/synthesize_answer.md, capped by max_answer_tokens)",
 }
 
 

@@ -35,7 +35,7 @@ from agent.steps.coherence import (
     pathway_overlap,
     separability,
 )
-from agent.context import ADFCalls, Context, Readings, departure
+from agent.context import ADFCalls, AnswerLength, Context, Readings, departure
 from agent.retrieval.retriever import passage_vectors
 from agent.errors import InputError, validate_question
 from agent.llm.prompts import fragment
@@ -71,6 +71,7 @@ class ADFContext(Context):
     )
     adf_calls: ADFCalls = departure("adf_calls", "paper")
     readings: Readings = departure("readings", "paper")
+    answer_length: AnswerLength = departure("answer_length", "paper")
 
     def __post_init__(self) -> None:
         super().__post_init__()  # preset, uncertain_fallback and hyde_style are Literal settings

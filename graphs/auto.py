@@ -25,7 +25,7 @@ from typing import Literal
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from agent.context import Context, Readings, VerifyCalls, departure
+from agent.context import AnswerLength, Context, Readings, VerifyCalls, departure
 from agent.errors import InputError, validate_question
 from agent.retrieval.retriever import get_retriever
 from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
@@ -48,6 +48,7 @@ class AutoContext(Context, DIVASettings):
 
     readings: Readings = departure("readings", "product")
     verify_calls: VerifyCalls = departure("verify_calls", "product")
+    answer_length: AnswerLength = departure("answer_length", "product")
     budget: Budget = field(
         default="fast",
         metadata={"description": "instant (the selector's cited readings alone, no LLM call), fast (readings plus "

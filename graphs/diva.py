@@ -20,7 +20,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from agent.context import Context, Readings, departure
+from agent.context import AnswerLength, Context, Readings, departure
 from agent.steps.answer_modes import synthesize
 from agent.steps.diversify import (
     DiversifySettings,
@@ -57,6 +57,8 @@ class DIVASettings(DiversifySettings):
 @dataclass(kw_only=True)
 class DIVAContext(Context, DIVASettings):
     """DIVA's settings, as published by default (agent.context.PROFILES["paper"])."""
+
+    answer_length: AnswerLength = departure("answer_length", "paper")  # here: Context's default would win over a mixin's
 
 
 class ClosedBookInterpretation(BaseModel):

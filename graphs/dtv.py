@@ -14,7 +14,7 @@ from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
 
-from agent.context import Readings, departure
+from agent.context import AnswerLength, Readings, departure
 from agent.steps.answer_modes import synthesize
 from agent.steps.diversify import DiversifyContext, DiversifyState, infer_pseudo_interpretations, retrieve_diversified, verify_passages
 from agent.steps.nodes import answer_update
@@ -36,6 +36,7 @@ class DtVContext(DiversifyContext):
         default=True, metadata={"description": "Report only the verified readings (DtV's post-hoc filter)"}
     )
     readings: Readings = departure("readings", "paper")
+    answer_length: AnswerLength = departure("answer_length", "paper")
 
 
 def route_after_verify_passages(state: DiversifyState) -> Literal["synthesize_answer", "abstain"]:

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
-SYNTHESIS_MARKER = "per interpretation, a sentence that answers it"  # text only the shared synthesis prompt holds
+SYNTHESIS_MARKER = "\"citations\" the passages holding it"  # text only the two synthesis prompts (short, long) hold
 
 Reply = str | Callable[[list[BaseMessage]], str] | Exception
 Rule = tuple[str, Reply]

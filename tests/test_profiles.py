@@ -19,7 +19,9 @@ from tests.diversify_script import READINGS, VERIFY, VERIFY_ONE, calls_with, scr
 SUB_ONE = "Ask the user's question again about that subject only"  # prompts/write_sub_question.md
 HYDE_ONE = "You write the passage an encyclopedia would answer a question with"  # write_hypothetical_document.md
 SUB_BATCH = "Each passage: "  # prompts/write_sub_questions.md
-PRODUCT = {"readings": "on", "verify_calls": "batched", "adf_calls": "batched"}
+PRODUCT = {"readings": "on", "verify_calls": "batched", "adf_calls": "batched", "answer_length": "short"}
+LONG_FORM = "a long-form answer of three to six sentences"  # prompts/synthesize_long_answer.md
+SHORT_FORM = "per interpretation, a sentence that answers it"  # prompts/synthesize_answer.md
 
 
 def context(index, **extra):
@@ -28,8 +30,9 @@ def context(index, **extra):
 
 def test_one_table_names_every_departure_with_both_defaults():
     assert set(PROFILES["paper"]) == set(PROFILES["product"]) == set(DEPARTURES)
-    for method, names in {"diva": {"readings", "verify_calls"}, "dtv": {"readings", "verify_calls"},
-                          "adf": {"readings", "adf_calls"}}.items():
+    for method, names in {"diva": {"readings", "verify_calls", "answer_length"},
+                          "dtv": {"readings", "verify_calls", "answer_length"},
+                          "adf": {"readings", "adf_calls", "answer_length"}}.items():
         schema = context_schema(method)
         assert profile_settings("paper", schema) == {n: PROFILES["paper"][n] for n in names}
         defaults = schema()
@@ -37,8 +40,9 @@ def test_one_table_names_every_departure_with_both_defaults():
         described = {f.name: f.metadata["description"] for f in fields(schema)}
         assert all("paper: " in described[n] and "product: " in described[n] for n in names)
     auto = context_schema("auto")()
-    assert (auto.readings, auto.verify_calls) == ("on", "batched")  # the product default method
-    assert profile_settings("paper", context_schema("vanilla")) == {}
+    assert (auto.readings, auto.verify_calls, auto.answer_length) == ("on", "batched", "short")  # the product's
+    vanilla = context_schema("vanilla")
+    assert vanilla().answer_length == "short" and profile_settings("paper", vanilla) == {"answer_length": "long"}
     with pytest.raises(InputError, match="profile"):
         profile_settings("preprint", context_schema("diva"))
 
@@ -59,6 +63,27 @@ def test_diva_as_published_verifies_each_interpretation_and_states_no_readings(s
     assert usage["nodes"]["verify_passages"]["llm_calls"] == len(READINGS)
     # the answer is the synthesis alone: every interpretation cites a passage the synthesis saw
     assert result["answer"].startswith("HP is the company") and len(result["passages"]) == 5
+    (synthesis,) = [call for call in scripted.calls if LONG_FORM in call["text"]]  # the papers' long-form answer
+    assert SHORT_FORM not in synthesis["text"]
+
+
+def synthesis_calls(scripted):
+    return [call for call in scripted.calls if "Passages:" in call["text"] and "interpretations" in call["text"]]
+
+
+@pytest.mark.parametrize("method", ["diva", "dtv", "adf", "vanilla", "auto"])
+def test_answer_length_picks_the_long_form_prompt_and_its_token_cap(scripted, demo_index, method):
+    script(scripted, verdicts=dict.fromkeys(READINGS, "Yes"))
+    paper = method in ("diva", "dtv", "adf")
+    api.ask("What is HP?", method, context(demo_index, max_tokens=640, max_answer_tokens=230))
+    (default,) = synthesis_calls(scripted)[-1:]
+    assert (LONG_FORM in default["text"], SHORT_FORM in default["text"]) == (paper, not paper)
+    flipped = "short" if paper else "long"
+    api.ask("What is HP?", method, context(demo_index, answer_length=flipped, max_tokens=640, max_answer_tokens=230))
+    (other,) = synthesis_calls(scripted)[-1:]
+    assert (LONG_FORM in other["text"]) == (flipped == "long")
+    caps = {prompt["kwargs"].get("max_tokens") for prompt in (default, other)}
+    assert caps == {640, 230}  # the long form may run to max_tokens, the short one stops at max_answer_tokens
 
 
 def test_diva_with_the_product_settings_is_todays_diva(scripted, demo_index):
@@ -151,11 +176,13 @@ def test_eval_profile_sets_the_departures_each_method_has_and_set_wins(tmp_path)
         return _method_contexts(config, "scripted")
 
     paper, product = contexts("paper"), contexts("product")
-    for method, names in {"diva": ("readings", "verify_calls"), "dtv": ("readings", "verify_calls"),
-                          "adf": ("readings", "adf_calls")}.items():
+    for method, names in {"diva": ("readings", "verify_calls", "answer_length"),
+                          "dtv": ("readings", "verify_calls", "answer_length"),
+                          "adf": ("readings", "adf_calls", "answer_length")}.items():
         assert {n: getattr(paper[method], n) for n in names} == {n: PROFILES["paper"][n] for n in names}
         assert {n: getattr(product[method], n) for n in names} == {n: PRODUCT[n] for n in names}
     assert not hasattr(product["vanilla"], "readings")
+    assert (paper["vanilla"].answer_length, product["vanilla"].answer_length) == ("long", "short")  # the baseline too
     mixed = contexts("product", {"readings": "off"})
     assert mixed["diva"].readings == "off" and mixed["diva"].verify_calls == "batched"
 

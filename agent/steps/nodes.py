@@ -64,7 +64,8 @@ def answer_update(answer: str, interpretations: list[dict], **decision) -> dict:
 
 @tracked
 def synthesize_answer(state: RAGState, runtime: Runtime[Context], stands=None) -> dict:
-    """One call: the interpretations the passages answer, then a long-form answer citing [n].
+    """One call: the interpretations the passages answer, then the answer citing [n]: a sentence
+    per interpretation, or with `answer_length=long` a long-form answer, as the papers wrote it.
 
     `state["guidance"]`, when a method sets it (e.g. sub-questions), is shown to the model.
     `stands(sentence)`: the check a streamed sentence must pass to be shown (agent/llm/calls.py).
@@ -74,8 +75,10 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context], stands=None) -
         return answer_update(NO_PASSAGES, [], abstained=True)
     guidance = state.get("guidance") or ""
     context = runtime.context
+    long_form = context.answer_length == "long"  # the papers' long-form answer (a departure, agent.context.PROFILES)
     synthesis = generate_structured(
-        context, Synthesis, "synthesize_answer", stream_field="answer", max_tokens=context.max_answer_tokens,
+        context, Synthesis, "synthesize_long_answer" if long_form else "synthesize_answer", stream_field="answer",
+        max_tokens=context.max_tokens if long_form else context.max_answer_tokens,
         stands=stands, question=state["question"], guidance=f"\n{guidance}\n" if guidance else "",
         passages=format_passages(prompt_passages(context, state["question"], passages),
                                  getattr(context, "passage_chars", 900)),
