@@ -52,7 +52,7 @@ def test_diva_as_published_verifies_each_interpretation_and_states_no_readings(s
     result = api.ask("What is HP?", "diva", context(demo_index))
     detail = result["decision"]["diva"]
     assert detail["verify_calls"] == "per_interpretation" and detail["readings"] == "off"
-    assert "extractive_readings" not in detail
+    assert detail["answer_length"] == "long" and "extractive_readings" not in detail
     asked = calls_with(scripted, VERIFY_ONE)
     assert len(asked) == len(READINGS) and not calls_with(scripted, VERIFY)
     assert sorted(re.search(re.escape(VERIFY_ONE) + r" (.*)", text).group(1) for text in asked) == sorted(READINGS)

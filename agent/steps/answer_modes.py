@@ -4,7 +4,7 @@ extractive readings after it (setting `readings`, agent.context.DEPARTURES).
 `readings=off` is the method's own synthesis (agent.steps.nodes.synthesize_answer); `on` adds,
 after the same call, extractive readings of the senses the answer missed
 (agent.steps.readings.synthesize_with_readings), which make no model call. Both keep the node
-name `synthesize_answer`, and the decision says which ran (`readings`).
+name `synthesize_answer`, and the decision says which ran (`readings`, `answer_length`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from agent.steps.readings import synthesize_with_readings
 def synthesize(state: dict, runtime: Runtime[Context]) -> dict:
     """The synthesis, then extractive readings when the context's `readings` is on. Not
     tracked itself: the route and usage are the synthesis's."""
-    readings = runtime.context.readings
+    readings, answer_length = runtime.context.readings, runtime.context.answer_length
     update = (synthesize_with_readings if readings == "on" else synthesize_answer)(state, runtime)
-    return {**update, "decision": {**(update.get("decision") or {}), "readings": readings}}
+    return {**update, "decision": {**(update.get("decision") or {}), "readings": readings,
+                                   "answer_length": answer_length}}
