@@ -79,6 +79,20 @@ def test_a_direct_answer_is_stated_when_the_prose_misses_it():
     assert compose_answer("", [], direct, PASSAGES) == "A unit of power [2]."
 
 
+def test_a_long_copied_answer_is_not_stated_again_after_prose_that_says_its_gist():
+    passages = [{"id": "fruit", "title": "Apple", "text": "More than 7,500 cultivars of apple are known worldwide, "
+                 "ranging from sweet dessert apples to sharp cider and cooking varieties."}]
+    copied = {"question": "How many apple cultivars are known?", "citations": ["fruit"],
+              "answer": "7,500 cultivars of apple are known worldwide, ranging from sweet dessert apples to sharp cider"}
+    gist = "7,500 cultivars of apple are known worldwide [1]."
+    assert compose_answer(gist, [], copied, passages) == gist  # said once, not twice
+    assert compose_answer(gist, [copied], None, passages) == gist
+    # too few words to stand for the copy, or another passage cited: the copy is stated
+    assert compose_answer("Apples are known [1].", [], copied, passages).count("[1]") == 2
+    uncited = compose_answer(gist.replace("[1]", "[2]"), [], copied, passages + PASSAGES[:1])
+    assert uncited.endswith("to sharp cider [1].")
+
+
 def test_dropped_interpretations_are_counted_in_usage():
     recorder = UsageRecorder()
     token = _current.set(recorder)

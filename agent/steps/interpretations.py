@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from agent.llm.answers import cited_numbers, folded
+from agent.llm.prompts import CITATION_MARKER
 from agent.steps.grounding import answer_support, content_tokens, passage_words
 from agent.usage import record
 
@@ -138,10 +139,27 @@ def usable_sentences(prose: str) -> list[str]:
     return [s for s in not_silent(prose) if cited_numbers(s)]
 
 
+GIST_WORDS = 4  # content words a model sentence needs before it can stand for a longer copied answer
+GIST_SHARE = 0.8  # share of such a sentence's content words that the answer holds
+
+
 def covers(text: str, item: dict, passages: list[dict], threshold: float = SUPPORT) -> bool:
-    """Whether the text states the interpretation's answer and cites one of its passages."""
+    """Whether the text states the interpretation's answer and cites one of its passages: it holds
+    the answer's content words, or one of its sentences citing that passage says the gist of the
+    answer (a small model often copies a whole passage sentence as the "answer" and writes its
+    core in the prose; stating the copy again would say the same thing twice)."""
     numbers = {i for i, p in enumerate(passages, 1) if p["id"] in item["citations"]}
-    return bool(cited_numbers(text) & numbers) and answer_support(item["answer"], text) >= threshold
+    if not cited_numbers(text) & numbers:
+        return False
+    if answer_support(item["answer"], text) >= threshold:
+        return True
+    answer_words = set(content_tokens(item["answer"]))
+    for sentence in sentences(text):
+        words = set(content_tokens(CITATION_MARKER.sub(" ", sentence)))
+        if (cited_numbers(sentence) & numbers and len(words) >= GIST_WORDS
+                and len(words & answer_words) >= GIST_SHARE * len(words)):
+            return True
+    return False
 
 
 def stated(item: dict, passages: list[dict]) -> str:
