@@ -107,6 +107,11 @@ def test_sentence_metrics_count_precise_and_broken_sentences():
     assert sorted(scores["broken_why"]) == ["cut", "repeat", "unheld citation"]
     assert states_answer("It is 746 watts [2].", "746 watts") and not states_answer("It is 74 watts.", "746 watts")
     assert broken_sentences(["A fine sentence [1]."], [{"id": "a", "title": "", "text": "A fine sentence."}]) == []
+    restated = ["Hewlett-Packard is an American technology company [1].",
+                "Hewlett-Packard is an American technology company, founded in a Palo Alto garage in 1939 [1]."]
+    founded = [{**COMPANY, "text": COMPANY["text"] + " It was founded in a Palo Alto garage in 1939."}]
+    assert broken_sentences(restated, founded) == [(restated[1], "repeat")]  # the first said again, with more
+    assert broken_sentences(restated[::-1], founded) == [(restated[0], "repeat")]
     assert sentence_scores("The indexed documents do not answer this question.", passages, ["x"])["abstained"]
 
 

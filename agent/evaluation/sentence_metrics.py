@@ -2,7 +2,8 @@
 
 A sentence *states a gold answer* when a gold short answer of some sense is in it (normalized
 substring, or at least `SUPPORT` of the answer's content words). An answer's sentences are also
-checked for being *broken*: cut off mid-way, a near-repeat of an earlier sentence, or citing a
+checked for being *broken*: cut off mid-way, a near-repeat of an earlier sentence (or an earlier
+sentence said again with more after it), or citing a
 passage that does not hold it. A sentence that only says the documents are silent about a
 sense ("... the documents give no headquarters for it.") is a gap note: it is counted apart and
 is neither precise nor imprecise.
@@ -19,6 +20,7 @@ from agent.steps.grounding import answer_support, content_tokens, passage_words
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, SUPPORT, sentences
 
 NEAR_REPEAT = 0.8  # share of a sentence's content words already said by one earlier sentence
+RESTATED_WORDS = 4  # an earlier sentence this long restated whole inside a later one makes that one a repeat too
 CITED_HOLDS = 0.67  # share of a sentence's content words its cited passages must hold
 _END = re.compile(r"[.!?]['\")]*\s*(\[[\d,\s]+\])?\s*[.!?]?\s*$")
 _DANGLING = re.compile(r"\b(a|an|the|his|her|its|their|of|to|and|or|but|with|from|by|than|whose)\W*(\[[\d,\s]+\])?\W*$",
@@ -70,6 +72,9 @@ def broken_sentences(answer_parts: list[str], passages: list[dict]) -> list[tupl
         if is_cut(sentence):
             found.append((sentence, "cut"))
         elif words and any(len(words & earlier) >= NEAR_REPEAT * len(words) for earlier in said):
+            found.append((sentence, "repeat"))
+        elif any(len(earlier) >= RESTATED_WORDS and len(words & earlier) >= NEAR_REPEAT * len(earlier)
+                 for earlier in said):  # says an earlier sentence again, with more after it
             found.append((sentence, "repeat"))
         elif cites_unheld(sentence, passages):
             found.append((sentence, "unheld citation"))
