@@ -93,3 +93,19 @@ def test_a_wider_search_ranks_its_head_as_the_narrower_one(demo_index):
     narrow = [p["id"] for p in wide.search(question, "hybrid", k=10)]
     wider = [p["id"] for p in wide.search(question, "hybrid", k=15, depth=20)]
     assert len(wider) == 15 and wider[:10] == narrow  # the same fusion depth: the same head
+
+
+def test_passage_vectors_are_read_from_the_store_once_per_version(retriever, monkeypatch):
+    from agent.retrieval.retriever import passage_vectors
+
+    found = retriever.search("What is HP?", "hybrid", 3)
+    first = passage_vectors(retriever, found)
+    assert first.shape == (3, 384)
+    reads = []
+    original = retriever.store.collection.get
+    monkeypatch.setattr(retriever.store.collection, "get", lambda **kw: reads.append(kw["ids"]) or original(**kw))
+    assert np.array_equal(passage_vectors(retriever, found), first) and reads == []  # remembered
+    edited = [{**found[0], "text": found[0]["text"] + " Edited."}] + found[1:]
+    again = passage_vectors(retriever, edited)
+    assert reads == [[found[0]["id"]]] and np.array_equal(again[1:], first[1:])  # a new version is read afresh
+    assert not np.allclose(again[0], first[0])  # the store's vector is of the old text: embedded anew

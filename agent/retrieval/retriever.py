@@ -48,6 +48,7 @@ class Retriever:
         self._bm25_file: tuple[int, int] | None = None
         self._checked: tuple | None = None
         self._lock = threading.Lock()
+        self.vector_memo: dict[tuple[str, str], np.ndarray] = {}  # (id, content hash) -> stored vector: see passage_vectors
 
     def _maintain(self) -> tuple[bool, int]:
         """Bring a store that is behind the passage table up to date before answering, unless
@@ -217,16 +218,29 @@ def get_retriever(context: Context) -> Retriever:
         return _retriever(os.path.abspath(os.path.expanduser(context.index_dir)), context.chroma_url, context.embedding_model)
 
 
+VECTOR_MEMO = 20_000  # passage vectors a retriever remembers (30 MB at 384-d) before it starts afresh
+
+
 def passage_vectors(retriever: Retriever, passages: list[dict]) -> np.ndarray:
-    """The indexed vectors of the passages (embedded afresh only when the store lacks one)."""
+    """The indexed vectors of the passages (embedded afresh only when the store lacks one).
+
+    Remembered per retriever by passage id and content hash (a new version of a passage has
+    another hash): auto's gate, selector and gap notes read the same pool's vectors in turn."""
     ids = [p["id"] for p in passages]
     hashes = {p["id"]: content_id(p["title"], p["text"]) for p in passages}
-    stored = retriever.store.collection.get(ids=ids, include=["embeddings", "metadatas"])
-    by_id = {i: np.asarray(v, dtype=np.float32)
-             for i, v, meta in zip(stored["ids"], stored["embeddings"], stored.get("metadatas") or [None] * len(ids))
-             if (meta or {}).get("hash") in (None, hashes[i])}  # a vector of another version is not this passage's
+    memo = getattr(retriever, "vector_memo", {})  # registered stand-in retrievers may have none
+    by_id = {i: memo[(i, hashes[i])] for i in ids if (i, hashes[i]) in memo}
+    wanted = [i for i in dict.fromkeys(ids) if i not in by_id]
+    if wanted:
+        stored = retriever.store.collection.get(ids=wanted, include=["embeddings", "metadatas"])
+        by_id.update({i: np.asarray(v, dtype=np.float32) for i, v, meta in
+                      zip(stored["ids"], stored["embeddings"], stored.get("metadatas") or [None] * len(wanted))
+                      if (meta or {}).get("hash") in (None, hashes[i])})  # another version's vector is not this one's
     missing = [p for p in passages if p["id"] not in by_id]
     if missing:
         texts = [f"{p['title']}: {p['text']}" if p.get("title") else p["text"] for p in missing]
         by_id.update(zip([p["id"] for p in missing], retriever.embed_queries(texts)))
+    if len(memo) > VECTOR_MEMO:
+        memo.clear()
+    memo.update({(i, hashes[i]): by_id[i] for i in ids})
     return np.stack([by_id[i] for i in ids])
