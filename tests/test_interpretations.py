@@ -56,7 +56,7 @@ def test_a_sentence_cut_off_by_the_length_cap_is_removed():
 
 def test_sentences_claiming_the_documents_are_silent_are_not_used_next_to_grounded_readings():
     prose = "HP is an American technology company [1]. The documents do not answer what hp means as a unit [2]."
-    assert usable_sentences(prose, PASSAGES) == ["HP is an American technology company [1]."]
+    assert usable_sentences(prose) == ["HP is an American technology company [1]."]
 
 
 def test_the_answer_states_every_reading_with_its_citation():
@@ -71,9 +71,7 @@ def test_the_answer_states_every_reading_with_its_citation():
 
 def test_nothing_grounded_says_so_only_without_any_answer():
     assert compose_answer("", [], None, PASSAGES) == NOT_IN_DOCUMENTS
-    held = "Hewlett-Packard is a technology company [1]."
-    assert compose_answer(held, [], None, PASSAGES) == held
-    assert compose_answer("HP is a brand [1].", [], None, PASSAGES) == NOT_IN_DOCUMENTS  # [1] does not say so
+    assert compose_answer("HP is a brand [1].", [], None, PASSAGES) == "HP is a brand [1]."
 
 
 def test_a_direct_answer_is_stated_when_the_prose_misses_it():
@@ -95,20 +93,6 @@ def test_a_long_copied_answer_is_not_stated_again_after_prose_that_says_its_gist
     assert uncited.endswith("to sharp cider [1].")
 
 
-def test_the_prompts_shape_example_copied_as_the_answer_is_not_shown():
-    """The 1.5B sometimes replies with the prompt's example itself (2 of 42 demo tune replies):
-    its interpretations are dropped as ungrounded, and so is its prose, whose citations do not hold it."""
-    example = [{"question": "When did Tower Bridge in London open?", "answer": "30 June 1894", "citations": ["co"]},
-               {"question": "When did the Golden Gate Bridge open?", "answer": "28 May 1937", "citations": ["unit"]}]
-    prose = "Tower Bridge in London opened on 30 June 1894 [1], whereas the Golden Gate Bridge opened on 28 May 1937 [2]."
-    answer, kept, _ = grounded_output("What is HP?", example, PASSAGES, prose)
-    assert (answer, kept) == (NOT_IN_DOCUMENTS, [])
-    held = "HP is an American technology company [1]."
-    assert grounded_output("What is HP?", example, PASSAGES, f"{prose} {held}")[0] == held
-    with_reading = compose_answer(prose, [UNIT], None, PASSAGES)
-    assert "Tower Bridge" not in with_reading and with_reading.endswith("A unit of power [2].")
-
-
 def test_dropped_interpretations_are_counted_in_usage():
     recorder = UsageRecorder()
     token = _current.set(recorder)
@@ -125,12 +109,9 @@ def test_dropped_interpretations_are_counted_in_usage():
 def test_a_copied_fragment_ending_mid_phrase_is_not_used():
     from agent.steps.interpretations import usable_sentences
 
-    passages = [{"id": "co", "title": "HP", "text": "HP makes printers and PCs."},
-                {"id": "founders", "title": "HP", "text": "It was founded by Hewlett and Packard."},
-                {"id": "unit", "title": "Horsepower", "text": "Horsepower is a unit of power that Watt wanted to market."}]
     prose = "Watt wanted a simple way to market his [3]. Horsepower is a unit of power [3]."
-    assert usable_sentences(prose, passages) == ["Horsepower is a unit of power [3]."]
-    assert usable_sentences("HP makes printers and PCs [1]. It was founded by Hewlett and Packard [2].", passages) == [
+    assert usable_sentences(prose) == ["Horsepower is a unit of power [3]."]
+    assert usable_sentences("HP makes printers and PCs [1]. It was founded by Hewlett and Packard [2].") == [
         "HP makes printers and PCs [1].", "It was founded by Hewlett and Packard [2]."]
 
 

@@ -1,7 +1,6 @@
 """Text utilities and model-sentence checks of answer assembly (agent/assembly/text.py, checks.py)."""
 
-from agent.assembly.checks import cite_holding_passage, model_sentences, without_title_clauses
-from agent.steps.interpretations import supported_by_citation
+from agent.assembly.checks import cite_holding_passage, model_sentences, supported_by_citation, without_title_clauses
 from agent.assembly.text import answers_type, rarity, spells_out
 
 

@@ -24,8 +24,9 @@ from agent.llm.answers import cited_numbers
 from agent.llm.prompts import CITATION_MARKER
 from agent.steps.coherence import cosine
 from agent.steps.grounding import answer_support, content_tokens, passage_words, stem, tokens
-from agent.steps.interpretations import CITED_SUPPORT, is_readings_intro, not_silent, supported_by_citation
+from agent.steps.interpretations import is_readings_intro, not_silent
 
+CITED_SUPPORT = 0.67  # share of a model sentence's content words its citations must hold (0.5 and 0.67 scored alike on ASQA)
 REPEAT_OVERLAP = 0.8  # share of a model sentence's content words already said that makes it a repeat
 
 
@@ -249,3 +250,13 @@ def held_by_a_passage(sentence: str, passages: list[dict]) -> bool:
     if sentence.rstrip().endswith("?") or not passages:
         return True  # a question (a templated reading's first half) is not a claim
     return holding_passage(CITATION_MARKER.sub(" ", sentence), passages) is not None
+
+
+def supported_by_citation(sentence: str, passages: list[dict]) -> bool:
+    """A sentence citing passages must have most of its content words in them ("The HP Way [4]"
+    citing the hit-points passage does not); one citing nothing is judged by `held_by_a_passage`."""
+    cited = [passages[n - 1]["text"] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
+    if not cited:
+        return True
+    return answer_support(CITATION_MARKER.sub(" ", sentence), " ".join(cited)) >= CITED_SUPPORT
+

@@ -133,24 +133,10 @@ def not_silent(answer: str) -> list[str]:
     return [s for s in complete_sentences(answer) if not _SILENT.search(s) and not _DANGLING.search(s)]
 
 
-CITED_SUPPORT = 0.67  # share of a model sentence's content words its citations must hold (0.5 and 0.67 scored alike on ASQA)
-ABOUT_IT = 0.34  # under this share the cited passages are about something else (a paraphrase keeps more)
-
-
-def supported_by_citation(sentence: str, passages: list[dict], share: float = CITED_SUPPORT) -> bool:
-    """A sentence citing passages must have `share` of its content words in them ("The HP Way
-    [4]" citing the hit-points passage does not); one citing nothing is judged elsewhere
-    (agent/assembly/checks.py held_by_a_passage)."""
-    cited = [passages[n - 1]["text"] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
-    if not cited:
-        return True
-    return answer_support(CITATION_MARKER.sub(" ", sentence), " ".join(cited)) >= share
-
-
-def usable_sentences(prose: str, passages: list[dict]) -> list[str]:
+def usable_sentences(prose: str) -> list[str]:
     """The model's sentences a reader can trust next to grounded readings: those `not_silent`
-    keeps that also cite a passage about them."""
-    return [s for s in not_silent(prose) if cited_numbers(s) and supported_by_citation(s, passages, ABOUT_IT)]
+    keeps that also cite a passage."""
+    return [s for s in not_silent(prose) if cited_numbers(s)]
 
 
 GIST_WORDS = 4  # content words a model sentence needs before it can stand for a longer copied answer
@@ -185,13 +171,10 @@ def stated(item: dict, passages: list[dict]) -> str:
 def compose_answer(prose: str, kept: list[dict], direct: dict | None, passages: list[dict], style: str = "checked") -> str:
     """The final answer: every kept reading stated with its citation. `checked` keeps the
     model's usable sentences and adds a templated one per reading they miss; `template` uses
-    the templated sentences only. Nothing grounded: the complete sentences, or NOT_IN_DOCUMENTS.
-    A model sentence whose cited passages are about something else (they hold under a third of
-    its content words: the prompt's shape example copied as the reply) is never used."""
-    if not kept and direct is None:  # nothing to contradict: the model's complete sentences about its citations
-        held = [s for s in complete_sentences(prose) if supported_by_citation(s, passages, ABOUT_IT)]
-        return " ".join(held) or NOT_IN_DOCUMENTS
-    usable = usable_sentences(prose, passages) if style == "checked" else []
+    the templated sentences only. Nothing grounded: the complete sentences, or NOT_IN_DOCUMENTS."""
+    if not kept and direct is None:  # nothing to contradict: the model's complete sentences, if any
+        return " ".join(complete_sentences(prose)) or NOT_IN_DOCUMENTS
+    usable = usable_sentences(prose) if style == "checked" else []
     if not kept:
         text = " ".join(usable)
         if covers(text, direct, passages):
