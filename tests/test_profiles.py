@@ -15,6 +15,7 @@ from agent.errors import InputError
 from agent.evaluation.runner import EvalConfig, _method_contexts
 from graphs.registry import context_schema
 from tests.diversify_script import READINGS, VERIFY, VERIFY_ONE, calls_with, script
+from tests.scripted import SYNTHESIS_MARKER
 
 SUB_ONE = "Ask the user's question again about that subject only"  # prompts/write_sub_question.md
 HYDE_ONE = "You write the passage an encyclopedia would answer a question with"  # write_hypothetical_document.md
@@ -68,7 +69,7 @@ def test_diva_as_published_verifies_each_interpretation_and_states_no_readings(s
 
 
 def synthesis_calls(scripted):
-    return [call for call in scripted.calls if "Passages:" in call["text"] and "interpretations" in call["text"]]
+    return [call for call in scripted.calls if SYNTHESIS_MARKER in call["text"]]
 
 
 @pytest.mark.parametrize("method", ["diva", "dtv", "adf", "vanilla", "auto"])

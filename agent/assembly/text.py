@@ -8,9 +8,8 @@ from __future__ import annotations
 import math
 import re
 
-from agent.llm.prompts import CITATION_MARKER
 from agent.steps.ambiguity_signals import title_years, years_named
-from agent.steps.grounding import STOPWORDS, content_tokens, passage_words, stem, tokens
+from agent.steps.grounding import STOPWORDS, content_tokens, passage_words, said_words, stem, tokens
 from agent.steps.interpretations import sentences
 
 __all__ = ["STOPWORDS", "content_tokens", "passage_words", "stem", "tokens", "sentences"]
@@ -39,11 +38,6 @@ def question_words(question: str) -> set[str]:
     """The question's stemmed words that can say what it is about: no stopwords, light verbs or
     quantity words ("how many")."""
     return {stem(w) for w in tokens(question) if w not in STOPWORDS | QUANTITY_WORDS | LIGHT_VERBS}
-
-
-def said_words(text: str) -> set[str]:
-    """The content words a sentence says, less its citation markers: what repeat checks compare."""
-    return set(content_tokens(CITATION_MARKER.sub(" ", text)))
 
 
 SAME_ROOT = 5  # letters: a word this long that opens another is its root ("renew" in "renewal", "cover" in "coverage")

@@ -17,7 +17,7 @@ from typing import Literal
 
 from agent.context import Context
 from agent.llm.calls import generate_structured
-from agent.llm.prompts import format_single_passage
+from agent.llm.prompts import CITATION_MARKER, format_single_passage
 from agent.llm.schemas import Supported
 
 GroundingMode = Literal["overlap", "entailment", "off"]
@@ -53,6 +53,11 @@ def content_tokens(text: str) -> list[str]:
     words = tokens(text)
     kept = [w for w in words if w not in STOPWORDS] or words
     return [stem(w) for w in kept]
+
+
+def said_words(text: str) -> set[str]:
+    """The content words a sentence says, less its citation markers: what repeat checks compare."""
+    return set(content_tokens(CITATION_MARKER.sub(" ", text)))
 
 
 def answer_support(answer: str, passage_text: str) -> float:

@@ -19,8 +19,7 @@ from __future__ import annotations
 import re
 
 from agent.llm.answers import cited_numbers, folded
-from agent.llm.prompts import CITATION_MARKER
-from agent.steps.grounding import answer_support, content_tokens, passage_words
+from agent.steps.grounding import answer_support, content_tokens, passage_words, said_words
 from agent.usage import record
 
 SUPPORT = 0.75  # share of the answer's content words its cited passage must contain
@@ -155,7 +154,7 @@ def covers(text: str, item: dict, passages: list[dict], threshold: float = SUPPO
         return True
     answer_words = set(content_tokens(item["answer"]))
     for sentence in sentences(text):
-        words = set(content_tokens(CITATION_MARKER.sub(" ", sentence)))
+        words = said_words(sentence)
         if (cited_numbers(sentence) & numbers and len(words) >= GIST_WORDS
                 and len(words & answer_words) >= GIST_SHARE * len(words)):
             return True
