@@ -228,7 +228,7 @@ def passage_vectors(retriever: Retriever, passages: list[dict]) -> np.ndarray:
     another hash): auto's gate, selector and gap notes read the same pool's vectors in turn."""
     ids = [p["id"] for p in passages]
     hashes = {p["id"]: content_id(p["title"], p["text"]) for p in passages}
-    memo = retriever.vector_memo
+    memo = getattr(retriever, "vector_memo", {})  # a stand-in retriever (tests' stubs) may have none
     by_id = {i: vector for i in ids if (vector := memo.get((i, hashes[i]))) is not None}
     wanted = [i for i in dict.fromkeys(ids) if i not in by_id]
     if wanted:
