@@ -1,5 +1,7 @@
 """Text utilities and model-sentence checks of answer assembly (agent/assembly/text.py, checks.py)."""
 
+import pytest
+
 from agent.assembly.checks import cite_holding_passage, model_sentences, supported_by_citation, without_title_clauses
 from agent.assembly.text import answers_type, rarity, spells_out
 
@@ -126,6 +128,23 @@ def test_a_model_sentence_stopping_on_a_word_that_needs_more_goes():
     answer = ("Watt wanted a simple way to market his [1]. The unit comes from Greek words meaning [1]. "
               "Watt wanted to market steam engines [1]. The unit comes from Greek words, depending on how its source is [1].")
     assert model_sentences(answer, shown) == ["Watt wanted to market steam engines [1]."]
+
+
+@pytest.mark.parametrize("cut", ["The business case promises the retirement of about [1].",
+                                 "Dujardin won for his performance in [1].", "Bezos originally incorporated the [1]."])
+def test_every_check_of_a_cut_sentence_agrees(cut):
+    """The prose checks, the checks on copied interpretations and the sentence metric read one
+    list of words a sentence cannot end on (these three cuts reached users of earlier runs)."""
+    from agent.evaluation.sentence_metrics import is_cut
+    from agent.steps.interpretations import not_silent
+
+    shown = [{"id": "p", "title": "Project", "text": "The business case promises a five-day close and the retirement of "
+                                                     "about 140 reports. Dujardin won for his performance in The Artist. "
+                                                     "Bezos originally incorporated the company as Cadabra."}]
+    whole = "The business case promises a five-day close [1]."
+    assert model_sentences(f"{whole} {cut}", shown) == [whole]
+    assert not_silent(f"{whole} {cut}") == [whole]
+    assert is_cut(cut) and not is_cut(whole) and not is_cut("Where is the company from?")
 
 
 def test_a_model_sentence_about_something_else_goes_with_its_question():

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 from agent.assembly.text import (
-    DANGLING,
     SENTENCE_END,
     _ACRONYM,
     about_other_years,
@@ -20,7 +19,7 @@ from agent.assembly.text import (
     said_words,
     spells_out,
 )
-from agent.llm.answers import cited_numbers
+from agent.llm.answers import cited_numbers, ends_dangling
 from agent.llm.prompts import CITATION_MARKER
 from agent.steps.coherence import cosine
 from agent.steps.grounding import answer_support, content_tokens, passage_words, stem, tokens
@@ -159,9 +158,9 @@ def ends_at_cut(sentence: str, passages: list[dict]) -> bool:
     """Whether the sentence stops mid-way: on a word that needs what follows ("... to market
     his [5].", "... derived from Greek words meaning [1]."), or where a cited passage is cut off
     mid-sentence (a chunk boundary) and the model copied the fragment."""
-    tail = tokens(CITATION_MARKER.sub(" ", sentence))[-3:]
-    if tail and tail[-1] in DANGLING and not sentence.rstrip().endswith("?"):
+    if ends_dangling(sentence):
         return True
+    tail = tokens(CITATION_MARKER.sub(" ", sentence))[-3:]
     if len(tail) < 3:
         return False
     for n in cited_numbers(sentence):

@@ -14,9 +14,6 @@ from agent.steps.interpretations import sentences
 
 __all__ = ["STOPWORDS", "content_tokens", "passage_words", "stem", "tokens", "sentences"]
 
-# a sentence cannot end on these: it was cut off ("market his", "words meaning", "known as")
-DANGLING = frozenset("a an the of to for by with and or but from into his her their its our my your which that "
-                     "whose meaning called named including such as than is are was were".split())
 SENTENCE_END = '.!?"\')'  # a text ending in none of these was cut mid-sentence (a chunk boundary)
 # a question word named by this share of the pool's passages is its topic, and a reading's passage
 # names every such word: 0.67 keeps "Northwind Rental Car Policy" out of "What is the renewal

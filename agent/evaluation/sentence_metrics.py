@@ -15,7 +15,7 @@ import re
 from typing import Sequence
 
 from agent.evaluation.metrics import normalize_answer, remove_citations
-from agent.llm.answers import cited_numbers
+from agent.llm.answers import cited_numbers, ends_dangling
 from agent.steps.grounding import answer_support, content_tokens, passage_words
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, SUPPORT, sentences
 
@@ -23,8 +23,6 @@ NEAR_REPEAT = 0.8  # share of a sentence's content words already said by one ear
 RESTATED_WORDS = 4  # an earlier sentence this long restated whole inside a later one makes that one a repeat too
 CITED_HOLDS = 0.67  # share of a sentence's content words its cited passages must hold
 _END = re.compile(r"[.!?]['\")]*\s*(\[[\d,\s]+\])?\s*[.!?]?\s*$")
-_DANGLING = re.compile(r"\b(a|an|the|his|her|its|their|of|to|and|or|but|with|from|by|than|whose)\W*(\[[\d,\s]+\])?\W*$",
-                       re.IGNORECASE)
 GAP_NOTE = re.compile(r"\bthe documents (give|say|do not|don't|have) (no|not|nothing)\b", re.IGNORECASE)
 
 
@@ -53,7 +51,7 @@ def is_cut(sentence: str) -> bool:
     """Cut off: no closing mark, an ellipsis, or a last word that needs what follows."""
     plain = sentence.strip()
     return (not _END.search(plain) or plain.rstrip(" .[]0123456789,").endswith("...") or "..." in plain[-8:]
-            or bool(_DANGLING.search(plain)))
+            or ends_dangling(plain))
 
 
 def cites_unheld(sentence: str, passages: list[dict]) -> bool:

@@ -74,7 +74,19 @@ def clean_answer(answer: str, passages: list[dict]) -> str:
     return keep_valid_citations(without_repeated_sentences(answer.strip()), passages)
 
 
-_DANGLING_WORDS = frozenset("a an the of to and or but with from by in on at as for its his her their whose than".split())
+# a sentence cannot end on these: it was cut off, by the model or at a passage's chunk boundary
+# ("... to market his [5].", "... words meaning [1].", "... the retirement of about [5].")
+DANGLING_WORDS = frozenset(
+    "a an the of to for by with and or but from into his her their its our my your which that whose meaning called "
+    "named including such as than is are was were in on at about around approximately nearly almost between among "
+    "during via per".split())
+
+
+def ends_dangling(sentence: str) -> bool:
+    """Whether the sentence, its citations aside, stops on a word that needs what follows. A
+    question may ("Where is it from?")."""
+    words = re.findall(r"[\w']+", _MARKER.sub(" ", sentence))
+    return bool(words) and words[-1].casefold() in DANGLING_WORDS and not sentence.rstrip().endswith("?")
 
 
 def uncut(text: str, cap: int) -> str:
@@ -84,7 +96,7 @@ def uncut(text: str, cap: int) -> str:
     if len(text) < cap:
         return text
     words = text[:cap].split()[:-1]
-    while words and words[-1].strip(",;:-(").casefold() in _DANGLING_WORDS | {""}:
+    while words and words[-1].strip(",;:-(").casefold() in DANGLING_WORDS | {""}:
         words.pop()
     return " ".join(words).rstrip(",;:-(") or text
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from agent.llm.answers import cited_numbers, folded
+from agent.llm.answers import cited_numbers, ends_dangling, folded
 from agent.steps.grounding import answer_support, content_tokens, passage_words, said_words
 from agent.usage import record
 
@@ -115,21 +115,12 @@ def complete_sentences(prose: str) -> list[str]:
     return found[:-1] if len(found) > 1 and not _COMPLETE.search(found[-1]) else found
 
 
-# words no English sentence ends with: a sentence ending in one is a fragment the model copied
-# from a passage cut mid-way ("Watt wanted a simple way to market his [3].")
-_DANGLING = re.compile(
-    r"\b(a|an|the|his|her|its|their|our|your|my|of|to|and|or|but|with|from|by|than|whose)"
-    r"\W*(\[[\d,\s]+\])?\W*$",
-    re.IGNORECASE,
-)
-
-
 def not_silent(answer: str) -> list[str]:
     """A finished answer's complete sentences, except those claiming the documents are silent or
     ending mid-phrase: what can stay when grounded readings are added after it."""
     if answer == NOT_IN_DOCUMENTS:
         return []
-    return [s for s in complete_sentences(answer) if not _SILENT.search(s) and not _DANGLING.search(s)]
+    return [s for s in complete_sentences(answer) if not _SILENT.search(s) and not ends_dangling(s)]
 
 
 def usable_sentences(prose: str) -> list[str]:
