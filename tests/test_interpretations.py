@@ -136,6 +136,9 @@ def test_a_field_the_grammar_cut_mid_word_loses_the_cut_word():
     assert uncut(cut, ANSWER_CAP).endswith("as the site of its second headquarters")
     assert uncut("Tata Motors", ANSWER_CAP) == "Tata Motors"  # not cut: untouched
     assert uncut("word " * 29 + "of the ending", 150) == " ".join(["word"] * 29)  # no dangling "of"
+    two = ("Northwind Corp launched Project Atlas for two reasons. The Project Atlas business case promises a "
+           "five-day month-end close, the retirement of about 14")  # a reply of the 1.5B, cut at the cap
+    assert uncut(two, ANSWER_CAP) == "Northwind Corp launched Project Atlas for two reasons."
     synthesis = Synthesis(interpretations=[CitedInterpretation(question="Where is Amazon?", answer=cut, citations=[1])],
                           answer="")
     [item] = interpretations_from(synthesis, [{"id": "a", "title": "Amazon", "text": cut}])

@@ -89,12 +89,20 @@ def ends_dangling(sentence: str) -> bool:
     return bool(words) and words[-1].casefold() in DANGLING_WORDS and not sentence.rstrip().endswith("?")
 
 
+_LAST_SENTENCE_END = re.compile(r"^(.*[.!?])\s")
+
+
 def uncut(text: str, cap: int) -> str:
-    """A field the grammar's length cap cut mid-word ("... its second headquarters, knowns")
-    without its cut word and the words left dangling before it ("of the"); shorter text is untouched."""
+    """A field the grammar's length cap cut: its complete sentences when it holds one ("... for two
+    reasons. The business case promises ... the retirement of about 14" keeps the first), else
+    its words without the cut one ("... its second headquarters, knowns") and the words left
+    dangling before it ("of the"); shorter text is untouched."""
     text = text.strip()
     if len(text) < cap:
         return text
+    whole = _LAST_SENTENCE_END.match(text[:cap])
+    if whole:
+        return whole.group(1)
     words = text[:cap].split()[:-1]
     while words and words[-1].strip(",;:-(").casefold() in DANGLING_WORDS | {""}:
         words.pop()
