@@ -148,7 +148,7 @@ def test_missing_index_and_bad_urls_are_one_line_errors(index_database_url, caps
     assert "pw-s3cret" not in err and err.strip().startswith("disambig: error: cannot connect to PostgreSQL at 127.0.0.1:")
 
 
-def test_sparse_scores_equal_the_embedded_bm25_whether_common_terms_are_pruned_or_not(index_database_url, embedder,
+def test_sparse_scores_equal_the_embedded_bm25_whether_max_score_proves_the_ranking_or_not(index_database_url, embedder,
                                                                                        monkeypatch):
     import random
 
@@ -166,11 +166,11 @@ def test_sparse_scores_equal_the_embedded_bm25_whether_common_terms_are_pruned_o
     queries = [" ".join(draw.choices(words, zipf, k=draw.randint(1, 7))) for _ in range(60)]
     reader = Retriever(store)
     outcomes = []
-    original = pg_bm25._pruned
-    monkeypatch.setattr(pg_bm25, "_pruned", lambda *a: outcomes.append(original(*a)) or outcomes[-1])
-    for common, least in ((pg_bm25.COMMON, pg_bm25.MIN_COMMON), (0.2, 0)):  # as shipped; pruning w0..w4-ish
-        monkeypatch.setattr(pg_bm25, "COMMON", common)
-        monkeypatch.setattr(pg_bm25, "MIN_COMMON", least)
+    original = pg_bm25._max_score
+    monkeypatch.setattr(pg_bm25, "_max_score", lambda *a: outcomes.append(original(*a)) or outcomes[-1])
+    for budget, seeds in ((pg_bm25.MAX_ESSENTIAL, pg_bm25.SEEDS), (1.0, 1)):  # as shipped; then proving all it can
+        monkeypatch.setattr(pg_bm25, "MAX_ESSENTIAL", budget)
+        monkeypatch.setattr(pg_bm25, "SEEDS", seeds)
         for query in queries:
             got = [(p["id"], p["score"]) for p in reader.search(query, "sparse", 10)]
             # every match ranked, then cut: the embedded argpartition picks any of passages tied at the cut

@@ -6,11 +6,16 @@ negative; a term's weight in a passage = idf * tf * (k1 + 1) / (tf + k1 * (1 - b
 query terms count with repetition; ties go to the earlier passage (seq), as in the embedded matrix.
 
 Common words (a query's "the", "of") have postings in most passages; summing them for every
-passage is what makes exact BM25 slow at scale. So, MaxScore-style: the passages holding a rarer
-query term are scored first, and only the best few of them get the common terms' weights added.
-A passage left out can score at most the next rare score plus the common terms' largest possible
-weights (tf saturates at k1 + 1); when the depth-th best full score beats that bound the ranking
-is exact, else the plain query over every posting answers. Either way the result is the same.
+passage is what makes exact BM25 slow at scale. So, MaxScore: a term adds at most its weight
+times k1 + 1 to a passage (tf saturates there). The passages holding one of the rarest terms
+(the *essential* ones) are the candidates: their essential scores are summed from those postings,
+the best few get the other terms' weights added by index probes, and the depth-th best full
+score so found is a floor for the final one. A passage holding no essential term scores at most
+the other terms' bounds, so when those sum below the floor it cannot rank; else the next rarest
+term becomes essential too. Candidates whose essential score plus those bounds reaches the floor
+are scored in full as well; the rest cannot rank. When the essential postings would pass
+MAX_ESSENTIAL of all the query terms' postings, the plain query over every posting answers.
+Either way the result is the same.
 """
 
 from __future__ import annotations
@@ -21,9 +26,7 @@ from collections import Counter
 from agent.retrieval.bm25 import tokenize
 
 K1, B, EPSILON = 1.5, 0.75, 0.25
-COMMON = 0.02  # a term in more than this share of the passages (and over MIN_COMMON) is scored last
-MIN_COMMON = 2_000
-CANDIDATES = 10  # times the depth: rare-term passages that get the common terms' weights
+MAX_ESSENTIAL = 0.2  # share of all the query terms' postings that essential terms may hold; more: the plain query
 
 _WEIGHT = "w.weight * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.length / %(avg)s))"
 _TERMS = "WITH w(term, weight) AS MATERIALIZED (SELECT * FROM unnest(%(terms)s::text[], %(weights)s::float8[]))"
@@ -31,12 +34,14 @@ FULL = f"""{_TERMS}
 SELECT passage, score FROM (SELECT p.passage, sum({_WEIGHT}) AS score, min(p.seq) AS seq
                             FROM w JOIN disambig_postings p USING (term) GROUP BY p.passage) s
 WHERE score <> 0 ORDER BY score DESC, seq LIMIT %(k)s"""
-RARE = f"""{_TERMS}
-SELECT p.passage, sum({_WEIGHT}) AS score, min(p.seq) AS seq FROM w JOIN disambig_postings p USING (term)
-GROUP BY p.passage ORDER BY score DESC, seq LIMIT %(k)s"""
+_ESSENTIAL = f"""SELECT p.passage, sum({_WEIGHT}) AS score, min(p.seq) AS seq FROM w JOIN disambig_postings p USING (term)
+GROUP BY p.passage"""
+BEST_ESSENTIAL = f"{_TERMS}\n{_ESSENTIAL} ORDER BY score DESC, seq LIMIT %(k)s"
+ESSENTIAL_AT_LEAST = f"{_TERMS}\nSELECT * FROM ({_ESSENTIAL}) s WHERE score >= %(least)s AND NOT passage = ANY(%(seen)s)"
 ADD = f"""{_TERMS}
 SELECT p.passage, sum({_WEIGHT}) FROM w JOIN disambig_postings p USING (term)
 WHERE p.passage = ANY(%(passages)s) GROUP BY p.passage"""
+SEEDS = 10  # times the depth: candidates scored in full first, for the floor
 
 
 def mean_idf(db, passages: int) -> float:
@@ -66,18 +71,14 @@ def sparse_hits(cursor, stats: dict, query: str, depth: int) -> list[tuple[str, 
         return []
     found = dict(cursor.execute("SELECT term, df FROM disambig_terms WHERE term = ANY(%s)", (list(counts),)).fetchall())
     n = stats["n"]
-    weights, common = {}, set()
+    weights = {}
     for term, df in found.items():
         idf = math.log(n - df + 0.5) - math.log(df + 0.5)
         weights[term] = counts[term] * (stats["floor"] if idf < 0 else idf)
-        if df > max(MIN_COMMON, COMMON * n):
-            common.add(term)
-    params = {"k1": K1, "b": B, "avg": stats["avg"]}
-    rows = None
-    if common and len(common) < len(weights):
-        rows = _pruned(cursor, params, weights, common, depth)
+    params = {"k1": K1, "b": B, "avg": stats["avg"], **_arrays(weights), "k": depth}
+    rows = _max_score(cursor, params, weights, found, depth) if len(weights) > 1 else None
     if rows is None:
-        rows = cursor.execute(FULL, {**params, **_arrays(weights), "k": depth}).fetchall()
+        rows = cursor.execute(FULL, params).fetchall()
     return [(passage_id, None, round(float(score), 6)) for passage_id, score in rows]
 
 
@@ -85,17 +86,42 @@ def _arrays(weights: dict[str, float]) -> dict:
     return {"terms": list(weights), "weights": list(weights.values())}
 
 
-def _pruned(cursor, params: dict, weights: dict[str, float], common: set[str], depth: int) -> list[tuple] | None:
-    """The exact top `depth` from the rare terms' best passages, or None when that cannot be proved."""
-    rare = {t: w for t, w in weights.items() if t not in common}
-    size = CANDIDATES * depth
-    best = cursor.execute(RARE, {**params, **_arrays(rare), "k": size + 1}).fetchall()
-    chosen, rest = best[:size], best[size:]
-    added = dict(cursor.execute(ADD, {**params, **_arrays({t: weights[t] for t in common}),
-                                      "passages": [row[0] for row in chosen]}).fetchall())
-    full = sorted(((rare_score + added.get(passage, 0.0), seq, passage) for passage, rare_score, seq in chosen),
+def _max_score(cursor, params: dict, weights: dict[str, float], df: dict[str, int], depth: int) -> list[tuple] | None:
+    """The exact top `depth` from the passages holding the rarest terms, or None when proving it
+    would read more than MAX_ESSENTIAL of the postings."""
+    rarest_first = sorted(weights, key=lambda term: (df[term], term))
+    bound = {term: max(weights[term], 0.0) * (K1 + 1) for term in weights}
+    ceiling_from = [sum(bound[t] for t in rarest_first[cut:]) for cut in range(len(rarest_first) + 1)]
+    read_from = [sum(df[t] for t in rarest_first[:cut]) for cut in range(len(rarest_first) + 1)]
+    budget = MAX_ESSENTIAL * sum(df.values())
+    cut, floor = 1, None
+    while cut + 1 < len(rarest_first) and read_from[cut] < SEEDS * depth and read_from[cut + 1] <= budget:
+        cut += 1  # enough candidates for a useful floor
+    while cut < len(rarest_first) and read_from[cut] <= budget:
+        essential = {t: weights[t] for t in rarest_first[:cut]}
+        rest = {t: weights[t] for t in rarest_first[cut:]}
+        seeds = cursor.execute(BEST_ESSENTIAL, {**params, **_arrays(essential), "k": SEEDS * depth}).fetchall()
+        full = _completed(cursor, params, rest, seeds)
+        if len(full) >= depth:  # a depth-th best score of real passages: the final one is at least this
+            floor = max(floor if floor is not None else full[depth - 1][0], full[depth - 1][0])
+        if floor is None or floor <= ceiling_from[cut]:  # passages without an essential term could rank
+            cut = next((c for c in range(cut + 1, len(rarest_first)) if floor is None or ceiling_from[c] < floor),
+                       len(rarest_first))
+            continue
+        if len(seeds) == SEEDS * depth:  # other candidates that could reach the floor
+            more = cursor.execute(ESSENTIAL_AT_LEAST, {**params, **_arrays(essential), "least": floor - ceiling_from[cut] - 1e-9,
+                                                       "seen": [row[0] for row in seeds]}).fetchall()
+            full += _completed(cursor, params, rest, more)
+        full.sort(key=lambda item: (-item[0], item[1]))
+        return [(passage, score) for score, _, passage in full[:depth]]
+    return None
+
+
+def _completed(cursor, params: dict, rest: dict[str, float], partial: list[tuple]) -> list[tuple]:
+    """(full score, seq, passage) for candidates (passage, essential score, seq): the other
+    terms' weights added by index probes, best first."""
+    if not partial:
+        return []
+    added = dict(cursor.execute(ADD, {**params, **_arrays(rest), "passages": [row[0] for row in partial]}).fetchall())
+    return sorted(((score + added.get(passage, 0.0), seq, passage) for passage, score, seq in partial),
                   key=lambda item: (-item[0], item[1]))
-    ceiling = (rest[0][1] if rest else 0.0) + sum(max(weights[t], 0.0) * (K1 + 1) for t in common)
-    if len(full) < depth or full[depth - 1][0] <= ceiling or any(score == 0 for score, _, _ in full[:depth]):
-        return None
-    return [(passage, score) for score, _, passage in full[:depth]]
