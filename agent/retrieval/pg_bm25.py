@@ -103,13 +103,14 @@ def _max_score(cursor, params: dict, weights: dict[str, float], df: dict[str, in
         seeds = cursor.execute(BEST_ESSENTIAL, {**params, **_arrays(essential), "k": SEEDS * depth}).fetchall()
         full = _completed(cursor, params, rest, seeds)
         if len(full) >= depth:  # a depth-th best score of real passages: the final one is at least this
-            floor = max(floor if floor is not None else full[depth - 1][0], full[depth - 1][0])
+            floor = full[depth - 1][0] if floor is None else max(floor, full[depth - 1][0])
         if floor is None or floor <= ceiling_from[cut]:  # passages without an essential term could rank
             cut = next((c for c in range(cut + 1, len(rarest_first)) if floor is None or ceiling_from[c] < floor),
                        len(rarest_first))
             continue
         if len(seeds) == SEEDS * depth:  # other candidates that could reach the floor
-            more = cursor.execute(ESSENTIAL_AT_LEAST, {**params, **_arrays(essential), "least": floor - ceiling_from[cut] - 1e-9,
+            least = floor - ceiling_from[cut] - 1e-9  # a float's rounding never drops a tie
+            more = cursor.execute(ESSENTIAL_AT_LEAST, {**params, **_arrays(essential), "least": least,
                                                        "seen": [row[0] for row in seeds]}).fetchall()
             full += _completed(cursor, params, rest, more)
         full.sort(key=lambda item: (-item[0], item[1]))
