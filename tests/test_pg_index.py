@@ -181,6 +181,29 @@ def test_sparse_scores_equal_the_embedded_bm25_whether_max_score_proves_the_rank
     assert proved >= 10 and fell_back >= 1  # both ways of answering were taken, with the same rankings
 
 
+def test_copies_of_a_passage_tie_and_the_earlier_one_ranks_first_either_way(index_database_url, embedder, monkeypatch):
+    """Copies score the same but for the order the database sums their terms in; the wiki pool's
+    copies once ranked the later one first when MaxScore answered and the earlier when the full
+    query did."""
+    import agent.retrieval.pg_bm25 as pg_bm25
+
+    filler = [doc(f"f{i}", f"charlie day plays in the show number {i} with friends") for i in range(40)]
+    copies = [doc(name, "charlie kelly is played by charlie day on it's always sunny in philadelphia")
+              for name in ("copy-a", "copy-b")]
+    store = PgIndexStore(index_database_url, create=True)
+    ingest(store, [*filler, copies[0], *[doc(f"g{i}", f"another page {i}") for i in range(5)], copies[1]])
+    reader = Retriever(store)
+    query = "who plays charlie on it's always sunny"
+    monkeypatch.setattr(pg_bm25, "SEEDS", 1)
+    proved, original = [], pg_bm25._max_score
+    monkeypatch.setattr(pg_bm25, "_max_score", lambda *a: proved.append(original(*a)) or proved[-1])
+    found = [[p["id"] for p in reader.search(query, "sparse", 1)]]
+    assert proved[-1] is not None  # MaxScore answered
+    monkeypatch.setattr(pg_bm25, "_max_score", lambda *a: None)  # the full query
+    found.append([p["id"] for p in reader.search(query, "sparse", 1)])
+    assert [ids[0].split("#")[0] for ids in found] == ["copy-a", "copy-a"]
+
+
 def test_which_index_the_flags_name(monkeypatch):
     """--database-url names the index on index commands; on chat/serve it holds the threads and the
     index unless a directory is named; an explicit --index beats DISAMBIG_INDEX_URL."""

@@ -3,7 +3,8 @@ itself equal to rank_bm25's BM25Okapi).
 
 idf = ln(N - df + 0.5) - ln(df + 0.5), floored at EPSILON times the vocabulary's mean idf when
 negative; a term's weight in a passage = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen));
-query terms count with repetition; ties go to the earlier passage (seq), as in the embedded matrix.
+query terms count with repetition; ties (to 9 decimals) go to the earlier passage (seq), as in the
+embedded matrix.
 
 Common words (a query's "the", "of") have postings in most passages; summing them for every
 passage is what makes exact BM25 slow at scale. So, MaxScore: a term adds at most its weight
@@ -33,7 +34,7 @@ _TERMS = "WITH w(term, weight) AS MATERIALIZED (SELECT * FROM unnest(%(terms)s::
 FULL = f"""{_TERMS}
 SELECT passage, score FROM (SELECT p.passage, sum({_WEIGHT}) AS score, min(p.seq) AS seq
                             FROM w JOIN disambig_postings p USING (term) GROUP BY p.passage) s
-WHERE score <> 0 ORDER BY score DESC, seq LIMIT %(k)s"""
+WHERE score <> 0 ORDER BY round(score::numeric, 9) DESC, seq LIMIT %(k)s"""
 _ESSENTIAL = f"""SELECT p.passage, sum({_WEIGHT}) AS score, min(p.seq) AS seq FROM w JOIN disambig_postings p USING (term)
 GROUP BY p.passage"""
 BEST_ESSENTIAL = f"{_TERMS}\n{_ESSENTIAL} ORDER BY score DESC, seq LIMIT %(k)s"
@@ -113,7 +114,7 @@ def _max_score(cursor, params: dict, weights: dict[str, float], df: dict[str, in
             more = cursor.execute(ESSENTIAL_AT_LEAST, {**params, **_arrays(essential), "least": least,
                                                        "seen": [row[0] for row in seeds]}).fetchall()
             full += _completed(cursor, params, rest, more)
-        full.sort(key=lambda item: (-item[0], item[1]))
+        full.sort(key=_rank)
         return [(passage, score) for score, _, passage in full[:depth]]
     return None
 
@@ -124,5 +125,10 @@ def _completed(cursor, params: dict, rest: dict[str, float], partial: list[tuple
     if not partial:
         return []
     added = dict(cursor.execute(ADD, {**params, **_arrays(rest), "passages": [row[0] for row in partial]}).fetchall())
-    return sorted(((score + added.get(passage, 0.0), seq, passage) for passage, score, seq in partial),
-                  key=lambda item: (-item[0], item[1]))
+    return sorted(((score + added.get(passage, 0.0), seq, passage) for passage, score, seq in partial), key=_rank)
+
+
+def _rank(item: tuple) -> tuple:
+    """Best score first, then the earlier passage: scores equal but for the order of a float sum
+    (copies of one passage) count as tied, whichever way the database added them up."""
+    return -round(item[0], 9), item[1]
