@@ -174,3 +174,15 @@ def test_a_model_sentence_about_something_else_goes_with_its_question():
     # every sentence off the question: they stay (nothing better to say)
     assert model_sentences("Marie Curie conducted pioneering research on radioactivity in France [2].", shown,
                            question, embed) == ["Marie Curie conducted pioneering research on radioactivity in France [2]."]
+
+
+def test_a_model_sentence_of_copied_markup_goes():
+    """ASQA's wiki passages hold table markup; the 1.5B copied it into an answer once."""
+    from agent.assembly.text import markup_residue
+
+    shown = [{"id": "v", "title": "Villanova", "text": "The Wildcats won the 2018 tournament. !colspan=9 "
+              'style="background:#013974;"| Exhibition !colspan=9 style="background:#013974;"| NCAA Tournament.'}]
+    markup = '!colspan=9 style="background:#013974;"| Exhibition !colspan=9 style="background:#013974;"| NCAA Tournament [1].'
+    prose = "The Wildcats won the 2018 tournament [1]."
+    assert model_sentences(f"{prose} {markup}", shown) == [prose]
+    assert markup_residue("<nowiki>*</nowiki>AP does not release rankings.") and not markup_residue(prose)

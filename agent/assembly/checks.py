@@ -14,6 +14,7 @@ from agent.assembly.text import (
     SENTENCE_END,
     _ACRONYM,
     about_other_years,
+    markup_residue,
     mentions,
     question_words,
     said_words,
@@ -93,6 +94,7 @@ def sentence_fault(sentence: str, shown: list[dict], question: str, said: set[st
         (lambda: foreign_script(sentence, shown), "foreign script"),
         (lambda: other_edition(sentence, shown, question), "another year's edition"),
         (lambda: ends_at_cut(sentence, shown), "cut off"),
+        (lambda: markup_residue(sentence), "markup"),
         (lambda: bare_and_off_question(sentence, question, shown), "bare answer off the question"),
     )
     for failed, reason in checks:

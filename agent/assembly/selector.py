@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from agent.assembly.features import FEATURES, Candidate, feature_rows
+from agent.assembly.text import markup_residue
 from agent.steps.grounding import content_tokens
 
 MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "selector_model.npz"
@@ -88,7 +89,8 @@ def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings
     best: dict[str, tuple[Candidate, float]] = {}
     for candidate, p in scored:
         pid = candidate.passage["id"]
-        readable = whole(candidate.sentence) and not table_residue(candidate.sentence)
+        readable = (whole(candidate.sentence) and not table_residue(candidate.sentence)
+                    and not markup_residue(candidate.sentence))
         if readable and pid not in skip_ids and p >= threshold and (pid not in best or p > best[pid][1]):
             best[pid] = (candidate, p)
     chosen: list[tuple[Candidate, float]] = []

@@ -15,6 +15,13 @@ from agent.steps.interpretations import sentences
 __all__ = ["STOPWORDS", "content_tokens", "passage_words", "stem", "tokens", "sentences"]
 
 SENTENCE_END = '.!?"\')'  # a text ending in none of these was cut mid-sentence (a chunk boundary)
+# wiki or HTML markup a passage carried ('!colspan=9 style="background:#013974"| Exhibition', "<nowiki>")
+_MARKUP = re.compile(r"\b(?:colspan|rowspan|style|class|align|width|bgcolor)\s*=|</?[A-Za-z]\w*[^<>]*>|\{\{|\}\}")
+
+
+def markup_residue(sentence: str) -> bool:
+    """Whether the sentence holds markup from its passage's source: read aloud it is not prose."""
+    return bool(_MARKUP.search(sentence))
 # a question word named by this share of the pool's passages is its topic, and a reading's passage
 # names every such word: 0.67 keeps "Northwind Rental Car Policy" out of "What is the renewal
 # policy?" (topic: renewal, policy); any one word of a 0.5 share let it in (same sense recall and ASQA)
