@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from agent.assembly.features import FEATURES, Candidate, feature_rows
-from agent.assembly.text import markup_residue
+from agent.assembly.text import markup_residue, table_residue
 from agent.steps.grounding import content_tokens
 
 MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "selector_model.npz"
@@ -68,23 +68,9 @@ def whole(sentence: str) -> bool:
     return sentence.rstrip()[-1:] in '.!?"\')'
 
 
-TABLE_RUN = 4  # tokens in a row without a letter: a table row flattened into the text (".500 || 1.8 || 0.8 || 2.0")
-
-
-def table_residue(sentence: str) -> bool:
-    """Whether the sentence holds a flattened table row (Wikipedia statistics boxes chunked as
-    text): read aloud it is a string of numbers and bars, not a reading."""
-    run = 0
-    for token in sentence.split():
-        run = 0 if any(ch.isalpha() for ch in token) else run + 1
-        if run >= TABLE_RUN:
-            return True
-    return False
-
-
 def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings: int,
            skip_ids: set[str] = frozenset(), said: list[set[str]] | None = None) -> list[tuple[Candidate, float]]:
-    """The readings: each passage's best whole sentence (no table row) at or over `threshold`, most
+    """The readings: each passage's best whole sentence (no table row, no markup) at or over `threshold`, most
     probable first, less near-repeats of a chosen one (or of `said`, the sentences already stated)."""
     best: dict[str, tuple[Candidate, float]] = {}
     for candidate, p in scored:

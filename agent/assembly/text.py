@@ -17,11 +17,25 @@ __all__ = ["STOPWORDS", "content_tokens", "passage_words", "stem", "tokens", "se
 SENTENCE_END = '.!?"\')'  # a text ending in none of these was cut mid-sentence (a chunk boundary)
 # wiki or HTML markup a passage carried ('!colspan=9 style="background:#013974"| Exhibition', "<nowiki>")
 _MARKUP = re.compile(r"\b(?:colspan|rowspan|style|class|align|width|bgcolor)\s*=|</?[A-Za-z]\w*[^<>]*>|\{\{|\}\}")
+TABLE_RUN = 4  # tokens in a row without a letter: a table row flattened into the text (".500 || 1.8 || 0.8 || 2.0")
 
 
 def markup_residue(sentence: str) -> bool:
     """Whether the sentence holds markup from its passage's source: read aloud it is not prose."""
     return bool(_MARKUP.search(sentence))
+
+
+def table_residue(sentence: str) -> bool:
+    """Whether the sentence holds a flattened table row (Wikipedia statistics boxes chunked as
+    text): read aloud it is a string of numbers and bars, not a reading."""
+    run = 0
+    for token in sentence.split():
+        run = 0 if any(ch.isalpha() for ch in token) else run + 1
+        if run >= TABLE_RUN:
+            return True
+    return False
+
+
 # a question word named by this share of the pool's passages is its topic, and a reading's passage
 # names every such word: 0.67 keeps "Northwind Rental Car Policy" out of "What is the renewal
 # policy?" (topic: renewal, policy); any one word of a 0.5 share let it in (same sense recall and ASQA)
