@@ -34,6 +34,16 @@ def test_onnx_vectors_match_the_torch_encoder_on_every_demo_passage():
     assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
 
 
+def test_batches_of_similar_length_keep_every_vector_in_its_place():
+    encoder = onnx_minilm.OnnxMiniLM(onnx_minilm.ensure_exported(), batch_size=2)
+    texts = ["Hewlett-Packard is an American technology company founded in 1939 in a Palo Alto garage.",
+             "HP", "Horsepower is a unit of power.", "What is HP?", "Hit points measure damage."]
+    together = encoder.embed(texts)  # sorted by length into 3 batches, then put back in order
+    alone = np.concatenate([encoder.embed([text]) for text in texts])
+    assert np.sum(together * alone, axis=1).min() > 0.9999
+    assert float(together[0] @ together[1]) < 0.9  # not all one vector
+
+
 def test_an_export_that_differs_from_the_torch_encoder_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("DISAMBIG_CACHE", str(tmp_path))
     monkeypatch.setattr(onnx_minilm, "MIN_COSINE", 1.0001)  # no export can reach it: stands in for a bad one

@@ -27,8 +27,8 @@ class MiniLMEmbedder:
     name = "minilm"
     dimension = 384
 
-    def __init__(self, batch_size: int = 64):
-        self.batch_size = batch_size
+    def __init__(self, batch_size: int = 16):
+        self.batch_size = batch_size  # small batches of similar length pad less (agent/retrieval/onnx_minilm.py)
         self._encoder = None
         self._lock = threading.Lock()
 

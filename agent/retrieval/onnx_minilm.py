@@ -148,7 +148,7 @@ class OnnxMiniLM:
 
     dimension = 384
 
-    def __init__(self, path: Path | None = None, batch_size: int = 64):
+    def __init__(self, path: Path | None = None, batch_size: int = 16):
         import onnxruntime
 
         options = onnxruntime.SessionOptions()
@@ -161,11 +161,18 @@ class OnnxMiniLM:
         self.batch_size = batch_size
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        """Vectors in the order of `texts`. Batches hold texts of similar length (sorted by
+        characters), as sentence-transformers does: a batch is padded to its longest text, so a
+        question beside a 250-token passage would cost 250 tokens of work."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        parts = [self._embed_batch([str(t).strip() for t in texts[i:i + self.batch_size]])
-                 for i in range(0, len(texts), self.batch_size)]
-        return np.concatenate(parts).astype(np.float32)
+        cleaned = [str(t).strip() for t in texts]
+        order = sorted(range(len(cleaned)), key=lambda i: len(cleaned[i]))
+        vectors = np.zeros((len(cleaned), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start:start + self.batch_size]
+            vectors[batch] = self._embed_batch([cleaned[i] for i in batch])
+        return vectors
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         with self._lock:
