@@ -135,6 +135,9 @@ def test_a_field_the_grammar_cut_mid_word_loses_the_cut_word():
     assert len(cut) == ANSWER_CAP
     assert uncut(cut, ANSWER_CAP).endswith("as the site of its second headquarters")
     assert uncut("Tata Motors", ANSWER_CAP) == "Tata Motors"  # not cut: untouched
+    on_a_space = ("Java is an object-oriented programming language developed by James Gosling and colleagues at "
+                  "Sun Microsystems. The language was renamed Java, and Sun ")  # demo tune: the cap fell after "Sun"
+    assert len(on_a_space) == ANSWER_CAP and uncut(on_a_space, ANSWER_CAP).endswith("at Sun Microsystems.")
     assert uncut("word " * 29 + "of the ending", 150) == " ".join(["word"] * 29)  # no dangling "of"
     two = ("Northwind Corp launched Project Atlas for two reasons. The Project Atlas business case promises a "
            "five-day month-end close, the retirement of about 14")  # a reply of the 1.5B, cut at the cap

@@ -96,10 +96,12 @@ def uncut(text: str, cap: int) -> str:
     """A field the grammar's length cap cut: its complete sentences when it holds one ("... for two
     reasons. The business case promises ... the retirement of about 14" keeps the first), else
     its words without the cut one ("... its second headquarters, knowns") and the words left
-    dangling before it ("of the"); shorter text is untouched."""
-    text = text.strip()
+    dangling before it ("of the"); shorter text is untouched. The cap counts the field as
+    written, so a cut that fell on a space ("... renamed Java, and Sun ") is measured before
+    the space is stripped."""
     if len(text) < cap:
-        return text
+        return text.strip()
+    text = text.strip()
     whole = _LAST_SENTENCE_END.match(text[:cap])
     if whole:
         return whole.group(1)
