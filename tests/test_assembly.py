@@ -39,6 +39,19 @@ def test_a_reading_needs_the_threshold_and_is_not_a_repeat():
     assert [c.passage["id"] for c, _ in choose(scored, 0.5, 5, skip_ids={"c1"})] == ["c2", "u1"]
 
 
+def test_a_sentence_stating_another_number_is_another_reading_not_a_repeat():
+    prizes = [(candidate({"id": f"h{year}", "title": f"NorthHack {year}", "text": ""},
+                         f"The team received the first prize of ${amount}.", rank), 0.4)
+              for rank, (year, amount) in enumerate([(2021, "15,000"), (2022, "20,000"), (2023, "25,000")])]
+    assert [c.passage["id"] for c, _ in choose(prizes, 0.25, 5)] == ["h2021", "h2022", "h2023"]
+    again = prizes + [(candidate({"id": "x", "title": "X", "text": ""}, "The team received a first prize of $15,000.", 3), 0.3)]
+    assert len(choose(again, 0.25, 5)) == 3  # the same amount again is a repeat
+    answer = "The team received the first prize of $15,000 [1]. The team received the first prize of $20,000 [2]."
+    passages = [{"id": "a", "text": "The team received the first prize of $15,000."},
+                {"id": "b", "text": "The team received the first prize of $20,000."}]
+    assert broken_sentences([s.strip() for s in re.split(r"(?<=\.) ", answer)], passages) == []
+
+
 def test_a_flattened_table_row_gives_no_reading():
     table = {"id": "t1", "title": "2001 NBA Finals", "text": ""}
     row = ".500 || 1.8 || 0.8 || 2.0 || 0.0 || 2.6 The Lakers won their third straight championship."

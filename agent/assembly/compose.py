@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from agent.assembly.selector import NEAR_REPEAT
+from agent.assembly.selector import restates
 from agent.assembly.text import SENTENCE_END, STOPWORDS, content_tokens, said_words
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, marker
 
@@ -45,9 +45,9 @@ def reading_text(sentence: str, passage: dict, passages: list[dict]) -> str:
 
 
 def repeats(sentence: str, earlier: list[str]) -> bool:
-    """Whether most of the sentence's content words are in one earlier sentence."""
+    """Whether the sentence restates one earlier sentence (agent/assembly/selector.py `restates`)."""
     words = said_words(sentence)
-    return bool(words) and any(len(words & said_words(e)) >= NEAR_REPEAT * len(words) for e in earlier)
+    return any(restates(words, said_words(e)) for e in earlier)
 
 
 def compose(first: list[str], then: list[str], gaps: list[str] = ()) -> str:

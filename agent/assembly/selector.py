@@ -25,6 +25,14 @@ NEAR_REPEAT = 0.8  # share of a reading's content words already in a chosen one:
 SAME_PASSAGE_TEXT = 0.95  # cosine at which two passages are copies (a re-chunked or mirrored page)
 
 
+def restates(words: set[str], earlier: set[str]) -> bool:
+    """Whether a sentence's content words restate an earlier sentence's: most of them are there
+    (NEAR_REPEAT) and so is every number it states. "The team received the first prize of
+    $20,000" states another fact than "... of $15,000", though four words in five are the same."""
+    numbers = {word for word in words if any(ch.isdigit() for ch in word)}
+    return bool(words) and len(words & earlier) >= NEAR_REPEAT * len(words) and numbers <= earlier
+
+
 @dataclass(frozen=True)
 class SelectorModel:
     coef: np.ndarray
@@ -83,7 +91,7 @@ def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings
     stated = list(said or [])
     for candidate, p in sorted(best.values(), key=lambda item: (-item[1], item[0].rank)):
         words = set(content_tokens(candidate.sentence))
-        if not words or any(len(words & earlier) >= NEAR_REPEAT * len(words) for earlier in stated):
+        if not words or any(restates(words, earlier) for earlier in stated):
             continue
         chosen.append((candidate, p))
         stated.append(words)

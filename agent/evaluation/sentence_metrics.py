@@ -54,6 +54,11 @@ def is_cut(sentence: str) -> bool:
             or ends_dangling(plain))
 
 
+def numbers(words: set[str]) -> set[str]:
+    """The words that state a number (a year, an amount, a count)."""
+    return {word for word in words if any(ch.isdigit() for ch in word)}
+
+
 def cites_unheld(sentence: str, passages: list[dict]) -> bool:
     """Cites passages that do not hold most of its content words."""
     cited = [passages[n - 1] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
@@ -69,10 +74,11 @@ def broken_sentences(answer_parts: list[str], passages: list[dict]) -> list[tupl
         words = set(content_tokens(remove_citations(sentence)))
         if is_cut(sentence):
             found.append((sentence, "cut"))
-        elif words and any(len(words & earlier) >= NEAR_REPEAT * len(words) for earlier in said):
+        elif words and any(len(words & earlier) >= NEAR_REPEAT * len(words) and numbers(words) <= earlier
+                           for earlier in said):  # another number is another fact: "$20,000" after "$15,000"
             found.append((sentence, "repeat"))
         elif any(len(earlier) >= RESTATED_WORDS and len(words & earlier) >= NEAR_REPEAT * len(earlier)
-                 for earlier in said):  # says an earlier sentence again, with more after it
+                 and numbers(earlier) <= words for earlier in said):  # says an earlier sentence again, with more after it
             found.append((sentence, "repeat"))
         elif cites_unheld(sentence, passages):
             found.append((sentence, "unheld citation"))
