@@ -45,9 +45,12 @@ async def methods(request):
 @contextlib.asynccontextmanager
 async def warm_start(app):
     """At server start, load the encoder, the index and the local model in the background, so
-    the first question finds them warm like every later one (agent/app/warm.py)."""
+    the first question finds them warm like every later one (agent/app/warm.py), and let the
+    server's workers pick up a new run within 50 ms (agent/app/run_pickup.py)."""
+    from agent.app.run_pickup import quicker_run_pickup
     from agent.app.warm import warm_in_background
 
+    quicker_run_pickup()
     warm_in_background()
     yield
 
