@@ -18,7 +18,7 @@ import numpy as np
 
 from agent.assembly.features import FEATURES, Candidate, feature_rows
 from agent.assembly.text import markup_residue, table_residue
-from agent.steps.grounding import content_tokens
+from agent.steps.grounding import content_tokens, number_words
 
 MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "selector_model.npz"
 NEAR_REPEAT = 0.8  # share of a reading's content words already in a chosen one: the same fact again
@@ -29,8 +29,7 @@ def restates(words: set[str], earlier: set[str]) -> bool:
     """Whether a sentence's content words restate an earlier sentence's: most of them are there
     (NEAR_REPEAT) and so is every number it states. "The team received the first prize of
     $20,000" states another fact than "... of $15,000", though four words in five are the same."""
-    numbers = {word for word in words if any(ch.isdigit() for ch in word)}
-    return bool(words) and len(words & earlier) >= NEAR_REPEAT * len(words) and numbers <= earlier
+    return bool(words) and len(words & earlier) >= NEAR_REPEAT * len(words) and number_words(words) <= earlier
 
 
 @dataclass(frozen=True)

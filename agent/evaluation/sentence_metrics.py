@@ -16,7 +16,7 @@ from typing import Sequence
 
 from agent.evaluation.metrics import normalize_answer, remove_citations
 from agent.llm.answers import cited_numbers, ends_dangling
-from agent.steps.grounding import answer_support, content_tokens, passage_words
+from agent.steps.grounding import answer_support, content_tokens, number_words, passage_words
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, SUPPORT, sentences
 
 NEAR_REPEAT = 0.8  # share of a sentence's content words already said by one earlier sentence
@@ -54,11 +54,6 @@ def is_cut(sentence: str) -> bool:
             or ends_dangling(plain))
 
 
-def numbers(words: set[str]) -> set[str]:
-    """The words that state a number (a year, an amount, a count)."""
-    return {word for word in words if any(ch.isdigit() for ch in word)}
-
-
 def cites_unheld(sentence: str, passages: list[dict]) -> bool:
     """Cites passages that do not hold most of its content words."""
     cited = [passages[n - 1] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
@@ -74,11 +69,11 @@ def broken_sentences(answer_parts: list[str], passages: list[dict]) -> list[tupl
         words = set(content_tokens(remove_citations(sentence)))
         if is_cut(sentence):
             found.append((sentence, "cut"))
-        elif words and any(len(words & earlier) >= NEAR_REPEAT * len(words) and numbers(words) <= earlier
+        elif words and any(len(words & earlier) >= NEAR_REPEAT * len(words) and number_words(words) <= earlier
                            for earlier in said):  # another number is another fact: "$20,000" after "$15,000"
             found.append((sentence, "repeat"))
         elif any(len(earlier) >= RESTATED_WORDS and len(words & earlier) >= NEAR_REPEAT * len(earlier)
-                 and numbers(earlier) <= words for earlier in said):  # says an earlier sentence again, with more after it
+                 and number_words(earlier) <= words for earlier in said):  # says an earlier sentence again, with more after it
             found.append((sentence, "repeat"))
         elif cites_unheld(sentence, passages):
             found.append((sentence, "unheld citation"))

@@ -60,6 +60,12 @@ def said_words(text: str) -> set[str]:
     return set(content_tokens(CITATION_MARKER.sub(" ", text)))
 
 
+def number_words(words: set[str]) -> set[str]:
+    """The words that state a number (a year, an amount, a count): a sentence that states another
+    one states another fact, whatever else it repeats."""
+    return {word for word in words if any(ch.isdigit() for ch in word)}
+
+
 def answer_support(answer: str, passage_text: str) -> float:
     """Share of the answer's distinct content tokens found in the passage (0.0 for an empty answer)."""
     wanted = set(content_tokens(answer))
