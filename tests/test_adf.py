@@ -80,6 +80,26 @@ def test_separability_is_the_mean_silhouette_of_two_means():
     assert expected == pytest.approx(0.899749, abs=1e-6)
 
 
+def test_the_two_means_split_is_the_best_of_all_and_its_silhouette_is_scikit_learns():
+    from itertools import product
+
+    from sklearn.metrics import silhouette_score
+
+    from agent.steps.coherence import best_split, silhouette
+
+    rng = np.random.default_rng(3)
+    for n in (3, 6, 10):
+        points = rng.normal(size=(n, 5))
+        labels = best_split(points)
+
+        def within(split):
+            return sum(((points[split == c] - points[split == c].mean(axis=0)) ** 2).sum() for c in (0, 1))
+
+        splits = [np.array((0, *rest)) for rest in product((0, 1), repeat=n - 1) if any(rest)]
+        assert within(labels) == pytest.approx(min(within(split) for split in splits))
+        assert silhouette(points, labels) == pytest.approx(silhouette_score(points, labels), abs=1e-12)
+
+
 def test_separability_is_zero_when_undefined():
     assert separability([[0, 1], [1, 0]]) == 0.0  # two points: silhouette needs n > clusters
     assert separability([[1, 1]] * 6) == 0.0  # one distinct point: no second cluster
