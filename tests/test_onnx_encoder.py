@@ -53,14 +53,21 @@ def test_an_export_that_differs_from_the_torch_encoder_is_refused(tmp_path, monk
     assert not list((tmp_path / "models").glob("all-MiniLM*"))  # neither the file nor a partial one is left
 
 
-def test_search_imports_neither_torch_nor_sentence_transformers(demo_index):
+HEAVY = ('torch', 'sentence_transformers', 'transformers', 'sklearn')  # seconds of a fresh process's start each
+
+
+@pytest.mark.parametrize("command, shows", [
+    (["search", "What is HP?"], "hp-"),  # HP passages ranked
+    (["ask", "What is HP?", "--budget", "instant"], "["),  # the readings, cited: gate, selector, no model
+])
+def test_the_query_path_imports_no_torch_sentence_transformers_or_scikit_learn(demo_index, command, shows):
     onnx_minilm.ensure_exported()  # as `make install` does; the search must not need torch even to export
-    probe = ("import sys; from agent.app.cli import main; code = main(['search', 'What is HP?', '--index', sys.argv[1]]);"
-             "print('LOADED', sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules));"
+    probe = ("import sys; from agent.app.cli import main; code = main(sys.argv[1:]);"
+             f"print('LOADED', sorted(m for m in {HEAVY!r} if m in sys.modules));"
              "sys.exit(code)")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", probe, demo_index], capture_output=True, text=True, env=env,
-                          timeout=300, cwd=ROOT)
+    done = subprocess.run([sys.executable, "-c", probe, *command, "--index", demo_index], capture_output=True,
+                          text=True, env=env, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    assert "hp-" in done.stdout  # it did search: HP passages ranked
+    assert shows in done.stdout
     assert "LOADED []" in done.stdout, done.stdout
