@@ -1,6 +1,8 @@
 """How soon a grounded answer is on screen, and what streams: the figures of issue 30.
 
     .venv/bin/python bench/first_token.py [--index DIR] [--model local] [--n 41] [--skip-serve]
+    .venv/bin/python bench/first_token.py --questions heldout --index DEMO_INDEX --skip-fresh
+    .venv/bin/python bench/first_token.py --questions asqa --index WIKI_POOL_INDEX --skip-fresh
 
 Prints, each measured as a user meets it:
 - a cold `disambig search` process (fresh interpreter, imports, encoder, index), median of 3;
@@ -8,8 +10,8 @@ Prints, each measured as a user meets it:
   time after enter (stdout and stderr), the first cited line ("[n]") on stdout, and the end;
 - through a warm `disambig serve` (started here, one question answered first): the first
   cited text of a new question (a `readings` event or a token holding "[n]");
-- the complete `auto` answer over the demo fixture's test split through that server, one
-  question in flight: p50/p95 seconds, completion tokens p95, and repeated sentences in the
+- the complete `auto` answer over the demo fixture's test split (or the held-out fixture, or the
+  ASQA pool's test split) through that server, one question in flight: p50/p95 seconds, completion tokens p95, and repeated sentences in the
   streamed text (a sentence whose words equal an earlier one's in the same answer).
 CPU figures depend on whatever else runs on the machine: run it on an idle machine (under
 `flock /tmp/disambig-heavy.lock` on a shared one) and say so next to the figures.
@@ -32,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CITED = re.compile(r"\[\d+(?:,\s*\d+)*\]")
+SOURCES = {"demo": "the demo test split", "heldout": "the held-out fixture", "asqa": "the ASQA pool test split"}
 
 
 def cli(*args: str) -> list[str]:
@@ -138,7 +141,14 @@ class Serve:
         self.log.close()
 
 
-def test_questions(n: int) -> list[dict]:
+def test_questions(n: int, source: str = "demo") -> list[dict]:
+    """The questions no rule was fitted to: the demo test split, the held-out fixture, or ASQA's test split."""
+    if source == "asqa":
+        from bench.prompt_compression import asqa_items
+
+        return asqa_items("test")[:n]
+    if source == "heldout":
+        return json.loads((ROOT / "agent" / "data" / "heldout_questions.json").read_text())["questions"][:n]
     fixture = json.loads((ROOT / "agent" / "data" / "demo_questions.json").read_text())["questions"]
     wanted = (ROOT / "bench" / "splits" / "demo_test.txt").read_text().split()
     by_id = {q["id"]: q for q in fixture}
@@ -155,27 +165,42 @@ def main() -> int:
     parser.add_argument("--index", help="an index of the demo corpus (default: built in a temp dir)")
     parser.add_argument("--model", default="local")
     parser.add_argument("--method", default="auto")
-    parser.add_argument("--n", type=int, default=41, help="demo test-split questions through serve (0: none)")
+    parser.add_argument("--n", type=int, default=100, help="test questions through serve (0: none; default: all)")
+    parser.add_argument("--questions", choices=["demo", "heldout", "asqa"], default="demo",
+                        help="demo: the demo fixture's test split; heldout: the held-out fixture; asqa: the ASQA "
+                             "pool's test split (needs --index of the wiki pool)")
     parser.add_argument("--skip-serve", action="store_true", help="only the fresh-process figures")
+    parser.add_argument("--skip-fresh", action="store_true", help="only the figures through a warm serve")
     parser.add_argument("--out", help="write each test-split answer here (score: bench/sense_recall.py --rescore FILE)")
     args = parser.parse_args()
+    if args.questions == "asqa" and not args.index:
+        parser.error("--questions asqa needs --index (the wiki-pool index)")
     from bench.cost import build_demo_index
-    from bench.sense_recall import result_row
 
     index = args.index or build_demo_index()
+    if not args.skip_fresh:
+        fresh_process_figures(index, args.model, args.method)
+    if args.skip_serve:
+        return 0
+    return serve_figures(index, args)
+
+
+def fresh_process_figures(index: str, model: str, method: str) -> None:
     searches = cold_search(index)
     print(f"cold `disambig search` process: median {statistics.median(searches):.2f} s "
           f"({', '.join(f'{t:.2f}' for t in searches)})", flush=True)
 
-    ask = timed_ask("What is HP?", index, args.model, args.method)
-    print(f"\n`disambig ask \"What is HP?\" --method {args.method} --model {args.model}` in a fresh process:")
+    ask = timed_ask("What is HP?", index, model, method)
+    print(f"\n`disambig ask \"What is HP?\" --method {method} --model {model}` in a fresh process:")
     for seconds, stream, line in ask["lines"]:
         print(f"[{seconds:6.2f}s {stream}] {line}")
     first = ask["first_cited"]
     print(f"first cited line on stdout: {'none' if first is None else f'{first:.2f} s'}; done {ask['done']:.1f} s, "
           f"exit {ask['exit']}", flush=True)
-    if args.skip_serve:
-        return 0
+
+
+def serve_figures(index: str, args: argparse.Namespace) -> int:
+    from bench.sense_recall import result_row
 
     server = Serve(index, args.model)
     try:
@@ -186,10 +211,12 @@ def main() -> int:
               f"answer complete {warm['seconds']:.1f} s", flush=True)
         runs = []
         out = open(args.out, "w", encoding="utf-8") if args.out else None
-        for number, question in enumerate(test_questions(args.n), 1):
+        for number, question in enumerate(test_questions(args.n, args.questions), 1):
             runs.append(server.run(question["question"], args.method))
-            print(f"  {number:2}. {runs[-1]['seconds']:5.1f} s  {question['question']}", flush=True)
-            if out:
+            repeats = repeated_sentences(runs[-1]["tokens"])
+            print(f"  {number:2}. {runs[-1]['seconds']:5.1f} s  {question['question']}"
+                  f"{f'  ({repeats} repeated)' if repeats else ''}", flush=True)
+            if out and args.questions != "asqa":
                 row = result_row(question, runs[-1]["state"], args.method, runs[-1]["seconds"])
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 out.flush()
@@ -200,7 +227,7 @@ def main() -> int:
         completion = [(r["state"].get("usage") or {}).get("completion_tokens", 0) for r in runs]
         loops = sum((r["state"].get("usage") or {}).get("loops_stopped", 0) for r in runs)
         repeats = sum(repeated_sentences(r["tokens"]) for r in runs)
-        print(f"\n{args.method} over the demo test split (n={len(runs)}, one question in flight, warm serve, "
+        print(f"\n{args.method} over {SOURCES[args.questions]} (n={len(runs)}, one question in flight, warm serve, "
               f"model {args.model}): p50 {statistics.median(seconds):.1f} s, p95 {percentile(seconds, 0.95):.1f} s; "
               f"completion tokens p95 {percentile(completion, 0.95):.0f} (max {max(completion)}); "
               f"repeated sentences in streamed text: {repeats}; loops stopped: {loops}")
