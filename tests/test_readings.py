@@ -2,7 +2,13 @@
 
 import pytest
 
-from agent.assembly.checks import cite_holding_passage, model_sentences, supported_by_citation, without_title_clauses
+from agent.assembly.checks import (
+    cite_holding_passage,
+    in_full,
+    model_sentences,
+    supported_by_citation,
+    without_title_clauses,
+)
 from agent.assembly.text import answers_type, rarity, spells_out
 
 
@@ -36,6 +42,10 @@ def test_a_sentence_holding_what_the_question_asks_for():
     assert not answers_type("How big is Amazon?", "The Amazon River flows into the Atlantic.")
     assert answers_type("What is the coverage limit for a rental car?", "The waiver pays up to $1,000.")
     assert answers_type("Where are jaguars found?", "Their range runs through Central America to northern Argentina.")
+    # a quantity noun after "what is the" asks for a figure: not the sentence that only names it
+    assert answers_type("What is the temperature of Mercury?", "Daytime surface temperatures reach about 430 degrees Celsius.")
+    assert not answers_type("What is the temperature of Mercury?", "Mercury has the largest temperature swing of any planet.")
+    assert answers_type("What was the first prize at NorthHack?", "The winners took home $15,000.")
 
 
 def test_a_sentence_slipping_into_another_script_goes():
@@ -66,6 +76,22 @@ def test_spelled_out_acronyms():
     assert not spells_out("what is hp?", "Hit points measure damage.")  # no acronym asked about
     # named in passing, the expansion does not define the sense
     assert not spells_out("What is HP?", "The HP Way was the philosophy of Hewlett-Packard founders.")
+
+
+def test_a_bare_answer_becomes_the_cited_sentence_that_holds_it():
+    passages = [{"id": "hp", "title": "HP", "text": "Hewlett-Packard was founded in 1939 in Palo Alto. In 2002 "
+                 "Hewlett-Packard completed its acquisition of Compaq. Compaq had bought Digital in 1998."},
+                {"id": "rental", "title": "Rental", "text": "A damaged car must be reported within 24 hours."}]
+    question = "Which company did Hewlett-Packard acquire in 2002?"
+    # of the two sentences naming Compaq, the one naming the question's words
+    assert in_full("Compaq [1].", passages, question) == \
+        "In 2002 Hewlett-Packard completed its acquisition of Compaq [1]."
+    assert model_sentences("Compaq [1].", passages, question) == \
+        ["In 2002 Hewlett-Packard completed its acquisition of Compaq [1]."]
+    assert in_full("24 hours [1].", passages, question) == "24 hours [1]."  # its passage does not hold it
+    assert in_full("Compaq [1][2].", passages, question) == "Compaq [1][2]."  # two passages: no one sentence
+    sentence = "Hewlett-Packard was founded in 1939 in Palo Alto [1]."
+    assert in_full(sentence, passages, "When was HP founded?") == sentence  # a sentence already
 
 
 def test_a_model_sentence_citing_nothing_gets_the_passage_that_holds_it():

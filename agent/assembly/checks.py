@@ -16,6 +16,7 @@ from agent.assembly.text import (
     about_other_years,
     markup_residue,
     mentions,
+    passage_sentences,
     question_words,
     said_words,
     spells_out,
@@ -59,7 +60,11 @@ def model_sentences(answer: str, shown: list[dict], question: str = "", embed=No
             dropped.append({"sentence": sentence, "reason": reason})
             asked = ""
             continue
-        kept += [asked, cite_holding_passage(sentence, shown)] if asked else [cite_holding_passage(sentence, shown)]
+        sentence = cite_holding_passage(sentence, shown)
+        if not asked:  # a bare answer in full, unless that repeats what was said ("... in May 1953 [1].")
+            full = in_full(sentence, shown, question)
+            sentence = full if len(said_words(full) & said) < REPEAT_OVERLAP * len(said_words(full)) else sentence
+        kept += [asked, sentence] if asked else [sentence]
         said |= said_words(sentence)
         asked = ""
     if embed is not None and question and kept:
@@ -124,6 +129,23 @@ def bare_and_off_question(sentence: str, question: str, passages: list[dict]) ->
     if any(spells_out(question, p.get("title", "")) for p in cited):  # "Hewlett-Packard" names HP
         named |= {stem(w.lower()) for w in _ACRONYM.findall(question)}
     return sum(mentions(word, named) for word in asked) < BARE_SUPPORT * len(asked)
+
+
+def in_full(sentence: str, passages: list[dict], question: str) -> str:
+    """A bare answer ("Compaq [2].", "24 hours [1].") as the sentence of its cited passage that
+    holds it, the one naming most of the question's words: the user reads an answer, not a
+    fragment. Anything else, or a bare answer no cited sentence holds, stays as it is."""
+    words = content_tokens(CITATION_MARKER.sub(" ", sentence))
+    numbers = [n for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
+    if not words or len(words) >= BARE_ANSWER or len(numbers) != 1:
+        return sentence
+    asked = question_words(question)
+    holding = [s for s in passage_sentences(passages[numbers[0] - 1])
+               if s.rstrip()[-1:] in ".!?" and all(mentions(w, set(content_tokens(s))) for w in words)]
+    if not holding:
+        return sentence
+    best = max(holding, key=lambda s: sum(mentions(w, set(content_tokens(s))) for w in asked))
+    return f"{best.rstrip().rstrip('.!?')} [{numbers[0]}]."
 
 
 def off_question_only(answer: str, question: str, passages: list[dict]) -> bool:

@@ -126,11 +126,14 @@ _ORIGIN = re.compile(r"\b(?:born|native|origin\w*|derived|sources? of|founded|in
 
 WHEN = ("when", "what year", "what date", "in what year", "which year")
 PRECISE_TYPES = (*WHEN, "how many")
-# questions asking for a measure: "How big is Amazon?", "What is the coverage limit ...?"
+# questions asking for a measure: "How big is Amazon?", "What is the coverage limit ...?", "What
+# is the temperature of Mercury?" (a quantity noun after "what is the")
 MEASURE_QUESTION = re.compile(r"^\s*how\s+(?:much|long|old|far|big|large|tall|high|deep|wide|heavy|fast|small|"
                               r"expensive|often)\b|^\s*what\s+(?:is|are|was|were)\s+the\s+(?:\w+\s+){0,2}"
                               r"(?:limit|cap|price|cost|fee|amount|size|length|height|depth|area|population|budget|"
-                              r"rate|salary|maximum|minimum|total|number|percentage|value|distance|speed|weight)s?\b",
+                              r"rate|salary|maximum|minimum|total|number|percentage|value|distance|speed|weight|temperature|"
+                              r"prize|premium|discharge|capacity|duration|age|mass|volume|diameter|radius|"
+                              r"elevation|altitude|density|revenue|income|wage|deductible|threshold)s?\b",
                               re.IGNORECASE)
 # questions asking for a reason: "Why is it called Phoenix?", "How come ...?", "What is the reason ...?"
 REASON_QUESTION = re.compile(r"^\s*(?:why\b|how\s+come\b|what\s+(?:is|was|are|were)\s+the\s+(?:\w+\s+)?"
