@@ -37,7 +37,8 @@ def model_sentences(answer: str, shown: list[dict], question: str = "", embed=No
     cite, about the year the question names, in the passages' script, and not a near repeat
     of what the earlier ones said (the 1.5B loops on a sentence with small changes, "founded in
     1939", then "in 1949"); a list of passage titles loses its titles; each one citing nothing
-    gets the passage holding it. `refines(asked)`, when given, judges a question the model
+    gets the passage holding it, and a bare answer becomes the cited sentence holding it
+    (`in_full`). `refines(asked)`, when given, judges a question the model
     wrote before an answer ("Who signed for Apple Records? The Beatles [1]."): the pair stays
     only when it narrows the user's question. Each sentence dropped is appended to `dropped`
     with its reason."""
