@@ -140,3 +140,25 @@ def test_the_api_stream_passes_a_readings_event_through_before_the_tokens_and_th
     assert kinds.index("readings") < kinds.index("token") < kinds.index("result")
     assert events[kinds.index("readings")] == event  # unchanged
     assert events[-1]["result"]["answer"] == READINGS[0]["text"]
+
+
+def test_a_bare_answer_streams_as_the_sentence_the_checked_answer_holds(monkeypatch, demo_index):
+    """The 1.5B often answers with its short answer alone ("Compaq [2]."): the checked answer
+    holds the cited passage's sentence instead, so that sentence is what streams, and the
+    terminal never prints the fragment and then "dropped: ..."."""
+    question = "Which company did Hewlett-Packard acquire in 2002?"
+    settings = {"model": "openai:fake", "index_dir": demo_index, "gate": "rules"}
+
+    def streamed(answer: str) -> list[dict]:
+        with FakeOpenAI(reply=json.dumps({"interpretations": [], "answer": answer}), chunk_delay=0.002) as fake:
+            monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+            monkeypatch.setenv("OPENAI_API_KEY", "sk-test-bare")
+            return list(api.stream(question, "auto", settings))
+
+    shown = streamed("")[-1]["result"]["passages"]  # the passages as the answer numbers them
+    number = next(n for n, p in enumerate(shown, 1) if "Compaq" in p["text"])
+    events = streamed(f"Compaq [{number}].")
+    tokens = [e["text"].strip() for e in events if e.get("event") == "token"]
+    answer = events[-1]["result"]["answer"]
+    assert len(tokens) == 1 and "Compaq" in tokens[0] and tokens[0] != f"Compaq [{number}].", tokens
+    assert tokens[0] in answer  # nothing streamed is withdrawn

@@ -62,9 +62,7 @@ def model_sentences(answer: str, shown: list[dict], question: str = "", embed=No
             asked = ""
             continue
         sentence = cite_holding_passage(sentence, shown)
-        if not asked:  # a bare answer in full, unless that repeats what was said ("... in May 1953 [1].")
-            full = in_full(sentence, shown, question)
-            sentence = full if len(said_words(full) & said) < REPEAT_OVERLAP * len(said_words(full)) else sentence
+        sentence = sentence if asked else in_full_unless_said(sentence, shown, question, said)
         kept += [asked, sentence] if asked else [sentence]
         said |= said_words(sentence)
         asked = ""
@@ -147,6 +145,13 @@ def in_full(sentence: str, passages: list[dict], question: str) -> str:
         return sentence
     best = max(holding, key=lambda s: sum(mentions(w, set(content_tokens(s))) for w in asked))
     return f"{best.rstrip().rstrip('.!?')} [{numbers[0]}]."
+
+
+def in_full_unless_said(sentence: str, passages: list[dict], question: str, said: set[str]) -> str:
+    """`in_full`, unless the full sentence repeats what was `said` (the content words of the
+    sentences before it): "In May 1953 [1]." after the sentence it would become stays bare."""
+    full = in_full(sentence, passages, question)
+    return full if len(said_words(full) & said) < REPEAT_OVERLAP * len(said_words(full)) else sentence
 
 
 def off_question_only(answer: str, question: str, passages: list[dict]) -> bool:

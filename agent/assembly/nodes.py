@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from agent.assembly.checks import model_sentences, narrows, sentence_fault
+from agent.assembly.checks import in_full_unless_said, model_sentences, narrows, sentence_fault
 from agent.assembly.compose import compose, reading_text, repeats, sense_name
 from agent.assembly.text import said_words
 from agent.assembly.features import Candidate, candidates
@@ -97,14 +97,21 @@ def draft_answer(state: dict, runtime: Runtime[Context]) -> dict:
     its answer is a draft until its sentences are checked. Tracked as `synthesize_answer`."""
     top = (state.get("passages") or [])[:runtime.context.k]
     readings = [r["text"] for r in state.get("readings") or []]
+    said: set[str] = set()  # content words of the sentences shown so far
+
+    def shows(sentence: str) -> str:
+        """A bare answer is shown as the sentence the checked answer will hold (`in_full`)."""
+        shown = in_full_unless_said(sentence, top, state["question"], said)
+        said.update(said_words(shown))
+        return shown
 
     def stands(sentence: str) -> bool:
         """Shown while streaming only if the answer will keep it: it passes the checks and
         does not repeat a reading already on screen."""
         return (is_complete(sentence) and sentence_fault(sentence, top, state["question"], set()) is None
-                and not repeats(sentence, readings))
+                and not repeats(in_full_unless_said(sentence, top, state["question"], said), readings))
 
-    update = synthesize_answer({**state, "passages": top}, runtime, stands=stands)
+    update = synthesize_answer({**state, "passages": top}, runtime, stands=stands, shows=shows)
     return {"draft": update["answer"], "draft_interpretations": update["interpretations"],
             "route": update.get("route", []), "usage": update.get("usage", {}),
             "decision": {key: value for key, value in update["decision"].items() if key != "abstained"}

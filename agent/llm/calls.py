@@ -188,7 +188,8 @@ def _complete_part(data: dict, schema: type[Schema], text: str) -> dict:
 
 def generate_structured(
     context: Context, schema: type[Schema], prompt: str, *, stream_field: str | None = None,
-    max_tokens: int | None = None, stands: Callable[[str], bool] | None = None, **values: Any
+    max_tokens: int | None = None, stands: Callable[[str], bool] | None = None,
+    shows: Callable[[str], str] | None = None, **values: Any
 ) -> Schema | None:
     """A `schema` instance from prompt file `prompt`; retried once when malformed, then None.
 
@@ -197,9 +198,10 @@ def generate_structured(
     `stands(sentence)` is true (default: it is not cut off), so nothing shown is withdrawn
     later; a failing sentence is withheld and the stream goes on. A repeated sentence or run
     of 8 words ends the request there (counted as `loops_stopped`; the field keeps the text
-    before the repeat)."""
+    before the repeat). `shows(sentence)` is the text shown for a sentence that stands (default:
+    the sentence)."""
     bind, messages = _structured_request(context, schema, render(prompt, **values))
-    shown = ShownSentences(stands)
+    shown = ShownSentences(stands, shows)
     for attempt in range(2):
         reply = call_model(context, messages, bind=bind, stream_field=stream_field, max_tokens=max_tokens,
                            shown=shown)

@@ -137,14 +137,17 @@ class ShownSentences:
     """The sentences one answer has shown, across the retries of its call: a retry that writes
     the same sentence again does not show it twice."""
 
-    def __init__(self, stands: Callable[[str], bool] | None = None):
+    def __init__(self, stands: Callable[[str], bool] | None = None, shows: Callable[[str], str] | None = None):
         self.stands = stands
+        self.shows = shows  # the sentence as the answer will hold it (a bare answer in full), else as written
         self.keys: set[str] = set()
 
     def show(self, pieces: list[str]) -> None:
         from agent.usage import emit
 
         for piece in pieces:
+            if self.shows is not None and piece.strip():
+                piece = piece[:len(piece) - len(piece.lstrip())] + self.shows(piece.strip())
             key = " ".join(words(piece))
             if key not in self.keys:
                 self.keys.add(key)

@@ -63,12 +63,13 @@ def answer_update(answer: str, interpretations: list[dict], **decision) -> dict:
 
 
 @tracked
-def synthesize_answer(state: RAGState, runtime: Runtime[Context], stands=None) -> dict:
+def synthesize_answer(state: RAGState, runtime: Runtime[Context], stands=None, shows=None) -> dict:
     """One call: the interpretations the passages answer, then the answer citing [n]: a sentence
     per interpretation, or with `answer_length=long` a long-form answer, as the papers wrote it.
 
     `state["guidance"]`, when a method sets it (e.g. sub-questions), is shown to the model.
-    `stands(sentence)`: the check a streamed sentence must pass to be shown (agent/llm/calls.py).
+    `stands(sentence)`: the check a streamed sentence must pass to be shown, `shows(sentence)`:
+    the text shown for it (agent/llm/calls.py).
     """
     passages = state.get("passages") or []
     if not passages:
@@ -79,7 +80,7 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context], stands=None) -
     synthesis = generate_structured(
         context, Synthesis, "synthesize_long_answer" if long_form else "synthesize_answer", stream_field="answer",
         max_tokens=context.max_tokens if long_form else context.max_answer_tokens,
-        stands=stands, question=state["question"], guidance=f"\n{guidance}\n" if guidance else "",
+        stands=stands, shows=shows, question=state["question"], guidance=f"\n{guidance}\n" if guidance else "",
         passages=format_passages(prompt_passages(context, state["question"], passages),
                                  getattr(context, "passage_chars", 900)),
     )
