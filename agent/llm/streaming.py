@@ -112,10 +112,11 @@ class SentenceGate:
         if repeat:
             self._stop(self.done)
             return []
+        again = key in self._sentences  # a short sentence said before: no loop, but the answer drops it
         self._sentences.add(key)
         self._grams.update(self._ngrams(said))
         self.done = self._kept_end = end
-        return [piece] if sentence and self.stands(sentence) else []
+        return [piece] if sentence and not again and self.stands(sentence) else []
 
     def _check_tail(self) -> None:
         """Stop as soon as the unfinished sentence repeats a long run, not at its end."""
