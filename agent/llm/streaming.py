@@ -58,7 +58,8 @@ class SentenceGate:
 
     `stands(sentence) -> bool` is the check a complete, non-repeated sentence must pass to be
     shown (default `is_complete`); a sentence that fails it is withheld, the stream goes on.
-    Repeats are never shown and end the stream whatever `stands` says.
+    Repeats are never shown and end the stream whatever `stands` says; a short sentence said
+    again ("Yes. Yes.") is no loop and is withheld, as the checked answer drops it.
     """
 
     def __init__(self, stands: Callable[[str], bool] | None = None, ngram: int = LOOP_NGRAM):
