@@ -11,8 +11,9 @@ Prints, each measured as a user meets it:
 - through a warm `disambig serve` (started here, one question answered first): the first
   cited text of a new question (a `readings` event or a token holding "[n]");
 - the complete `auto` answer over the demo fixture's test split (or the held-out fixture, or the
-  ASQA pool's test split) through that server, one question in flight: p50/p95 seconds, completion tokens p95, and repeated sentences in the
-  streamed text (a sentence whose words equal an earlier one's in the same answer).
+  ASQA pool's test split) through that server, one question in flight: p50/p95 seconds,
+  completion tokens p95, and repeated sentences in the streamed text (a sentence whose words
+  equal an earlier one's in the same answer).
 CPU figures depend on whatever else runs on the machine: run it on an idle machine (under
 `flock /tmp/disambig-heavy.lock` on a shared one) and say so next to the figures.
 """
@@ -175,6 +176,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.questions == "asqa" and not args.index:
         parser.error("--questions asqa needs --index (the wiki-pool index)")
+    if args.questions == "asqa" and args.out:
+        parser.error("--out writes fixture rows for bench/sense_recall.py; ASQA answers are scored by `disambig eval`")
     from bench.cost import build_demo_index
 
     index = args.index or build_demo_index()
@@ -212,12 +215,13 @@ def serve_figures(index: str, args: argparse.Namespace) -> int:
         runs = []
         out = open(args.out, "w", encoding="utf-8") if args.out else None
         for number, question in enumerate(test_questions(args.n, args.questions), 1):
-            runs.append(server.run(question["question"], args.method))
-            repeats = repeated_sentences(runs[-1]["tokens"])
-            print(f"  {number:2}. {runs[-1]['seconds']:5.1f} s  {question['question']}"
-                  f"{f'  ({repeats} repeated)' if repeats else ''}", flush=True)
-            if out and args.questions != "asqa":
-                row = result_row(question, runs[-1]["state"], args.method, runs[-1]["seconds"])
+            run = server.run(question["question"], args.method)
+            run["repeats"] = repeated_sentences(run["tokens"])
+            runs.append(run)
+            flag = f"  ({run['repeats']} repeated)" if run["repeats"] else ""
+            print(f"  {number:2}. {run['seconds']:5.1f} s  {question['question']}{flag}", flush=True)
+            if out:
+                row = result_row(question, run["state"], args.method, run["seconds"])
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 out.flush()
     finally:
@@ -226,7 +230,7 @@ def serve_figures(index: str, args: argparse.Namespace) -> int:
         seconds = [r["seconds"] for r in runs]
         completion = [(r["state"].get("usage") or {}).get("completion_tokens", 0) for r in runs]
         loops = sum((r["state"].get("usage") or {}).get("loops_stopped", 0) for r in runs)
-        repeats = sum(repeated_sentences(r["tokens"]) for r in runs)
+        repeats = sum(r["repeats"] for r in runs)
         print(f"\n{args.method} over {SOURCES[args.questions]} (n={len(runs)}, one question in flight, warm serve, "
               f"model {args.model}): p50 {statistics.median(seconds):.1f} s, p95 {percentile(seconds, 0.95):.1f} s; "
               f"completion tokens p95 {percentile(completion, 0.95):.0f} (max {max(completion)}); "

@@ -139,11 +139,11 @@ def in_full(sentence: str, passages: list[dict], question: str) -> str:
     if not words or len(words) >= BARE_ANSWER or len(numbers) != 1:
         return sentence
     asked = question_words(question)
-    holding = [s for s in passage_sentences(passages[numbers[0] - 1])
-               if s.rstrip()[-1:] in ".!?" and all(mentions(w, set(content_tokens(s))) for w in words)]
+    holding = [(s, held) for s in passage_sentences(passages[numbers[0] - 1]) if s.rstrip()[-1:] in ".!?"
+               for held in [set(content_tokens(s))] if all(mentions(w, held) for w in words)]
     if not holding:
         return sentence
-    best = max(holding, key=lambda s: sum(mentions(w, set(content_tokens(s))) for w in asked))
+    best, _ = max(holding, key=lambda item: sum(mentions(w, item[1]) for w in asked))
     return f"{best.rstrip().rstrip('.!?')} [{numbers[0]}]."
 
 

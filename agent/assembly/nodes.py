@@ -98,18 +98,21 @@ def draft_answer(state: dict, runtime: Runtime[Context]) -> dict:
     top = (state.get("passages") or [])[:runtime.context.k]
     readings = [r["text"] for r in state.get("readings") or []]
     said: set[str] = set()  # content words of the sentences shown so far
+    judged: dict[str, str] = {}  # sentence -> the text `stands` judged, which `shows` then shows
+
+    def stands(sentence: str) -> bool:
+        """Shown while streaming only if the answer will keep it: it passes the checks and, as
+        it will be shown (a bare answer in full), does not repeat a reading already on screen."""
+        if not is_complete(sentence) or sentence_fault(sentence, top, state["question"], set()) is not None:
+            return False
+        judged[sentence] = in_full_unless_said(sentence, top, state["question"], said)
+        return not repeats(judged[sentence], readings)
 
     def shows(sentence: str) -> str:
         """A bare answer is shown as the sentence the checked answer will hold (`in_full`)."""
-        shown = in_full_unless_said(sentence, top, state["question"], said)
+        shown = judged.pop(sentence, sentence)
         said.update(said_words(shown))
         return shown
-
-    def stands(sentence: str) -> bool:
-        """Shown while streaming only if the answer will keep it: it passes the checks and
-        does not repeat a reading already on screen."""
-        return (is_complete(sentence) and sentence_fault(sentence, top, state["question"], set()) is None
-                and not repeats(in_full_unless_said(sentence, top, state["question"], said), readings))
 
     update = synthesize_answer({**state, "passages": top}, runtime, stands=stands, shows=shows)
     return {"draft": update["answer"], "draft_interpretations": update["interpretations"],
