@@ -173,8 +173,8 @@ PROFILES: dict[str, dict[str, str]] = {
     "product": {"readings": "on", "verify_calls": "batched", "adf_calls": "batched", "answer_length": "short"},
 }
 DEPARTURES: dict[str, str] = {
-    "readings": "End with extractive readings of the senses the answer missed (on), or the method's synthesis "
-                "alone (off, as published)",
+    "readings": "State extractive readings of the method's passages first, streamed before its synthesis call, "
+                "then the synthesis's new sentences (on), or the method's synthesis alone (off, as published)",
     "verify_calls": "Verification: one Yes/No call per pseudo-interpretation, in parallel (per_interpretation, as "
                     "published), or one call over all of them (batched: the passages are sent once)",
     "adf_calls": "ADF: one call per cluster for its sub-question and one per sub-question for its HyDE passage "

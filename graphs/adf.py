@@ -12,9 +12,9 @@ HyDE passage; `batched` (the product's) writes both for every cluster in ONE cal
 trusted (fewer than 4 passages, every cluster far from the question, or no sub-question
 written) and says why.
 `synthesize_answer` is the shared synthesis; with `readings=on` (the product's) extractive
-readings of the senses its answer missed follow, from the fused and the detection passages
-(agent/steps/readings.py): the 1.5B writes one reading per question, and ADF's decomposition
-had found the others.
+readings from the fused and the detection passages are streamed before its call and stated
+first, the model's new sentences after them (agent/steps/readings.py): the 1.5B writes one
+reading per question, and ADF's decomposition had found the others.
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ The synthesis is the paper's Eq. 1 and 2 in one call, as in vanilla: it extracts
 interpretations, then writes the answer (a separate extraction call read the passages a third
 time for 31% of DIVA's tokens). As published it verifies with one Yes/No call per
 pseudo-interpretation and answers with the synthesis alone; the product's settings
-(`verify_calls=batched`, `readings=on`, agent.context.PROFILES) verify in one call and end with
-extractive readings of the passages its answer does not cite (agent/steps/readings.py: on 10
-ASQA questions STR-EM 13.3 without them, 40.8 with them). The diversify and verify steps are
+(`verify_calls=batched`, `readings=on`, agent.context.PROFILES) verify in one call and state
+extractive readings of its passages, streamed before the synthesis call, with the model's new
+sentences after them (agent/steps/readings.py; figures in the README, #32). The diversify and verify steps are
 shared with the DtV baseline (agent/steps/diversify.py).
 """
 

@@ -4,7 +4,7 @@ infer_pseudo_interpretations (the model alone, no ambiguity-type step) -> retrie
 (top-5 per interpretation, pruned to the 5 most similar to all interpretations) ->
 verify_passages (a Yes/No call per interpretation, as published; one call over all of them
 with `verify_calls=batched`) -> synthesize_answer over the kept passages, guided by the
-interpretations that passed (extractive readings after it with `readings=on`);
+interpretations that passed (extractive readings streamed before it with `readings=on`);
 when none passed there is nothing verified to answer from, and the graph abstains.
 Verification is post hoc, as in the paper: it filters interpretations, not passages.
 """

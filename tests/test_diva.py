@@ -37,7 +37,8 @@ def test_useful_passages_take_the_passage_route(scripted, demo_index):
     assert len(ids) == 5
     unit = next(n for n, p in enumerate(result["passages"]) if "horsepower" in p["text"].casefold())
     assert result["interpretations"][1]["citations"] == [ids[unit]]
-    assert result["answer"].startswith("HP is the company")
+    readings = result["decision"]["diva"]["extractive_readings"]
+    assert readings and result["answer"].endswith("whereas hp is also horsepower [1].")  # readings, then the prose
     # one call per step: every pseudo-interpretation is verified in one call, one round each
     usage = result["usage"]
     assert usage["llm_calls"] == 4 and usage["llm_rounds"] == 4  # the passages are read twice: verify, synthesis
@@ -224,8 +225,31 @@ def test_interpretations_come_from_the_synthesis_and_are_not_limited_to_verified
     assert [(i["question"], i["answer"]) for i in synthesized] == [
         ("What is HP, the company?", "Hewlett-Packard"), ("What is hp, the unit?", "horsepower")]
     assert all(i["citations"] for i in synthesized)
-    # then the extractive readings, of passages neither synthesized reading cites
+    # then the extractive readings of passages neither synthesized reading cites
     readings = result["interpretations"][2:]
-    assert len(readings) == result["decision"]["diva"]["extractive_readings"]
+    assert 0 < len(readings) <= result["decision"]["diva"]["extractive_readings"]
     assert not {c for i in synthesized for c in i["citations"]} & {c for i in readings for c in i["citations"]}
     assert "Hewlett-Packard [" in result["answer"] and "horsepower [" in result["answer"].casefold()
+
+
+def test_readings_stream_before_the_synthesis_call_and_stand_in_the_answer(scripted, demo_index):
+    script(scripted, verdicts=dict.fromkeys(READINGS, "Yes"))
+    events, calls_when_shown = [], None
+    for event in api.stream("What is HP?", "diva", context(demo_index)):
+        events.append(event)
+        if event["event"] == "readings":
+            calls_when_shown = len(calls_with(scripted, SYNTHESIZE))
+    (shown,) = [e for e in events if e["event"] == "readings"]
+    assert calls_when_shown == 0 and len(shown["readings"]) >= 2  # on screen before the synthesis call
+    result = events[-1]["result"]
+    texts = [r["text"] for r in shown["readings"]]
+    assert result["answer"].startswith(" ".join(texts))  # shown first, kept first
+    assert {p["n"]: p["id"] for p in shown["passages"]} == {n: p["id"] for n, p in enumerate(result["passages"], 1)}
+    assert result["usage"]["llm_calls"] == 4  # the readings cost no call
+
+
+def test_with_readings_off_nothing_streams_before_the_synthesis(scripted, demo_index):
+    script(scripted, verdicts=dict.fromkeys(READINGS, "Yes"))
+    events = list(api.stream("What is HP?", "diva", context(demo_index, readings="off")))
+    assert not [e for e in events if e["event"] == "readings"]
+    assert events[-1]["result"]["answer"].startswith("HP is the company")

@@ -92,20 +92,19 @@ def select_readings(state: dict, runtime: Runtime[Context]) -> dict:
     return {"readings": readings, "passages": passages}
 
 
-def draft_answer(state: dict, runtime: Runtime[Context]) -> dict:
-    """The model's one call over the top k only (vanilla's prompt, so its cost is vanilla's);
-    its answer is a draft until its sentences are checked. Tracked as `synthesize_answer`."""
-    top = (state.get("passages") or [])[:runtime.context.k]
-    readings = [r["text"] for r in state.get("readings") or []]
+def stream_checks(top: list[dict], question: str, readings: list[str]):
+    """(stands, shows) for a synthesis streamed under `readings` already on screen
+    (agent/llm/calls.py): a sentence is shown only if the answer will keep it, and as it will
+    keep it."""
     said: set[str] = set()  # content words of the sentences shown so far
     judged: dict[str, str] = {}  # sentence -> the text `stands` judged, which `shows` then shows
 
     def stands(sentence: str) -> bool:
-        """Shown while streaming only if the answer will keep it: it passes the checks and, as
-        it will be shown (a bare answer in full), does not repeat a reading already on screen."""
-        if not is_complete(sentence) or sentence_fault(sentence, top, state["question"], set()) is not None:
+        """It passes the checks and, as it will be shown (a bare answer in full), does not
+        repeat a reading already on screen."""
+        if not is_complete(sentence) or sentence_fault(sentence, top, question, set()) is not None:
             return False
-        judged[sentence] = in_full_unless_said(sentence, top, state["question"], said)
+        judged[sentence] = in_full_unless_said(sentence, top, question, said)
         return not repeats(judged[sentence], readings)
 
     def shows(sentence: str) -> str:
@@ -114,6 +113,14 @@ def draft_answer(state: dict, runtime: Runtime[Context]) -> dict:
         said.update(said_words(shown))
         return shown
 
+    return stands, shows
+
+
+def draft_answer(state: dict, runtime: Runtime[Context]) -> dict:
+    """The model's one call over the top k only (vanilla's prompt, so its cost is vanilla's);
+    its answer is a draft until its sentences are checked. Tracked as `synthesize_answer`."""
+    top = (state.get("passages") or [])[:runtime.context.k]
+    stands, shows = stream_checks(top, state["question"], [r["text"] for r in state.get("readings") or []])
     update = synthesize_answer({**state, "passages": top}, runtime, stands=stands, shows=shows)
     return {"draft": update["answer"], "draft_interpretations": update["interpretations"],
             "route": update.get("route", []), "usage": update.get("usage", {}),

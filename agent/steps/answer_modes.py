@@ -1,9 +1,9 @@
 """The last step of DIVA, ADF and DtV: their synthesis as published, or with the product's
-extractive readings after it (setting `readings`, agent.context.DEPARTURES).
+extractive readings streamed before it (setting `readings`, agent.context.DEPARTURES).
 
-`readings=off` is the method's own synthesis (agent.steps.nodes.synthesize_answer); `on` adds,
-after the same call, extractive readings of the senses the answer missed
-(agent.steps.readings.synthesize_with_readings), which make no model call. Both keep the node
+`readings=off` is the method's own synthesis (agent.steps.nodes.synthesize_answer); `on`
+streams extractive readings of the method's passages before the same call and states them
+first (agent.steps.readings.synthesize_with_readings); they make no model call. Both keep the node
 name `synthesize_answer`, and the decision says which ran (`readings`, `answer_length`).
 """
 
@@ -17,7 +17,7 @@ from agent.steps.readings import synthesize_with_readings
 
 
 def synthesize(state: dict, runtime: Runtime[Context]) -> dict:
-    """The synthesis, then extractive readings when the context's `readings` is on. Not
+    """The synthesis, with extractive readings first when the context's `readings` is on. Not
     tracked itself: the route and usage are the synthesis's."""
     readings, answer_length = runtime.context.readings, runtime.context.answer_length
     update = (synthesize_with_readings if readings == "on" else synthesize_answer)(state, runtime)
