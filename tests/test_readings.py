@@ -92,6 +92,9 @@ def test_a_bare_answer_becomes_the_cited_sentence_that_holds_it():
     assert in_full("Compaq [1][2].", passages, question) == "Compaq [1][2]."  # two passages: no one sentence
     sentence = "Hewlett-Packard was founded in 1939 in Palo Alto [1]."
     assert in_full(sentence, passages, "When was HP founded?") == sentence  # a sentence already
+    quoted = [{"id": "song", "title": "Help!", "text": 'In 1965 the Beatles released "Help!"'}]
+    # a sentence ending in a closing quote is whole, and ends as a reading would
+    assert in_full("The Beatles [1].", quoted, "Who released Help?") == 'In 1965 the Beatles released "Help!" [1].'
 
 
 def test_a_model_sentence_citing_nothing_gets_the_passage_that_holds_it():

@@ -14,6 +14,7 @@ from agent.assembly.text import (
     SENTENCE_END,
     _ACRONYM,
     about_other_years,
+    cited_sentence,
     markup_residue,
     mentions,
     passage_sentences,
@@ -139,12 +140,12 @@ def in_full(sentence: str, passages: list[dict], question: str) -> str:
     if not words or len(words) >= BARE_ANSWER or len(numbers) != 1:
         return sentence
     asked = question_words(question)
-    holding = [(s, held) for s in passage_sentences(passages[numbers[0] - 1]) if s.rstrip()[-1:] in ".!?"
+    holding = [(s, held) for s in passage_sentences(passages[numbers[0] - 1]) if s.rstrip()[-1:] in SENTENCE_END
                for held in [set(content_tokens(s))] if all(mentions(w, held) for w in words)]
     if not holding:
         return sentence
     best, _ = max(holding, key=lambda item: sum(mentions(w, item[1]) for w in asked))
-    return f"{best.rstrip().rstrip('.!?')} [{numbers[0]}]."
+    return cited_sentence(best, f" [{numbers[0]}]")
 
 
 def in_full_unless_said(sentence: str, passages: list[dict], question: str, said: set[str]) -> str:

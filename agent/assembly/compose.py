@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from agent.assembly.selector import restates
-from agent.assembly.text import SENTENCE_END, STOPWORDS, content_tokens, said_words
+from agent.assembly.text import SENTENCE_END, STOPWORDS, cited_sentence, content_tokens, said_words
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, marker
 
 MAX_SENTENCE = 600  # characters of a reading's sentence before it is cut at a word and marked as an excerpt
@@ -38,10 +38,7 @@ def reading_text(sentence: str, passage: dict, passages: list[dict]) -> str:
         if first in ("The", "A", "An", "It", "This", "These", "Its", "They") or first.lower() in STOPWORDS:
             first = first.lower()
         body = f"For {sense}, {first} {rest}".rstrip()
-    excerpt = body.endswith("...")
-    body = body if excerpt else body.rstrip(".")
-    end = "" if excerpt or body.endswith(("?", "!")) else "."
-    return f"{body}{marker([passage['id']], passages)}{end}"
+    return cited_sentence(body, marker([passage["id"]], passages))
 
 
 def repeats(sentence: str, earlier: list[str]) -> bool:

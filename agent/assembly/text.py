@@ -15,6 +15,16 @@ from agent.steps.interpretations import sentences
 __all__ = ["STOPWORDS", "content_tokens", "passage_words", "stem", "tokens", "sentences"]
 
 SENTENCE_END = '.!?"\')'  # a text ending in none of these was cut mid-sentence (a chunk boundary)
+def cited_sentence(body: str, citation: str) -> str:
+    """`body` with its citation (" [n]") before the closing mark, as every stated sentence ends:
+    "... in 1939 [1].", "... is it? [2]", and an excerpt cut by its passage "... [3]"."""
+    body = body.strip()
+    excerpt = body.endswith("...")
+    body = body if excerpt else body.rstrip(".")
+    end = "" if excerpt or body.endswith(("?", "!")) else "."
+    return f"{body}{citation}{end}"
+
+
 # wiki or HTML markup a passage carried ('!colspan=9 style="background:#013974"| Exhibition', "<nowiki>")
 _MARKUP = re.compile(r"\b(?:colspan|rowspan|style|class|align|width|bgcolor)\s*=|</?[A-Za-z]\w*[^<>]*>|\{\{|\}\}")
 TABLE_RUN = 4  # tokens in a row without a letter: a table row flattened into the text (".500 || 1.8 || 0.8 || 2.0")
