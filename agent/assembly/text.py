@@ -15,6 +15,8 @@ from agent.steps.interpretations import sentences
 __all__ = ["STOPWORDS", "content_tokens", "passage_words", "stem", "tokens", "sentences"]
 
 SENTENCE_END = '.!?"\')'  # a text ending in none of these was cut mid-sentence (a chunk boundary)
+
+
 def cited_sentence(body: str, citation: str) -> str:
     """`body` with its citation (" [n]") before the closing mark, as every stated sentence ends:
     "... in 1939 [1].", "... is it? [2]", and an excerpt cut by its passage "... [3]"."""
