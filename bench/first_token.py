@@ -3,6 +3,7 @@
     .venv/bin/python bench/first_token.py [--index DIR] [--model local] [--n 41] [--skip-serve]
     .venv/bin/python bench/first_token.py --questions heldout --index DEMO_INDEX --skip-fresh
     .venv/bin/python bench/first_token.py --questions asqa --index WIKI_POOL_INDEX --skip-fresh
+    .venv/bin/python bench/first_token.py --index DIR --skip-serve --method diva --set readings=on --set verify_calls=batched
 
 Prints, each measured as a user meets it:
 - a cold `disambig search` process (fresh interpreter, imports, encoder, index), median of 3;
@@ -54,9 +55,11 @@ def cold_search(index: str, runs: int = 3) -> list[float]:
     return times
 
 
-def timed_ask(question: str, index: str, model: str, method: str) -> dict:
-    """Run `disambig ask` in a fresh process; every output line with its time after enter."""
-    command = cli("ask", question, "--method", method, "--model", model, "--index", index)
+def timed_ask(question: str, index: str, model: str, method: str, settings: list[str] = ()) -> dict:
+    """Run `disambig ask` in a fresh process (`settings`: its `--set NAME=VALUE`s); every output
+    line with its time after enter."""
+    command = cli("ask", question, "--method", method, "--model", model, "--index", index,
+                  *[arg for setting in settings for arg in ("--set", setting)])
     started = time.time()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, cwd=ROOT)
     lines, partial, first_cited = [], {process.stdout: b"", process.stderr: b""}, None
@@ -166,6 +169,8 @@ def main() -> int:
     parser.add_argument("--index", help="an index of the demo corpus (default: built in a temp dir)")
     parser.add_argument("--model", default="local")
     parser.add_argument("--method", default="auto")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting of the fresh-process ask (e.g. readings=on for --method diva); repeatable")
     parser.add_argument("--n", type=int, default=100, help="test questions through serve (0: none; default: all)")
     parser.add_argument("--questions", choices=["demo", "heldout", "asqa"], default="demo",
                         help="demo: the demo fixture's test split; heldout: the held-out fixture; asqa: the ASQA "
@@ -182,19 +187,20 @@ def main() -> int:
 
     index = args.index or build_demo_index()
     if not args.skip_fresh:
-        fresh_process_figures(index, args.model, args.method)
+        fresh_process_figures(index, args.model, args.method, args.set)
     if args.skip_serve:
         return 0
     return serve_figures(index, args)
 
 
-def fresh_process_figures(index: str, model: str, method: str) -> None:
+def fresh_process_figures(index: str, model: str, method: str, settings: list[str] = ()) -> None:
     searches = cold_search(index)
     print(f"cold `disambig search` process: median {statistics.median(searches):.2f} s "
           f"({', '.join(f'{t:.2f}' for t in searches)})", flush=True)
 
-    ask = timed_ask("What is HP?", index, model, method)
-    print(f"\n`disambig ask \"What is HP?\" --method {method} --model {model}` in a fresh process:")
+    ask = timed_ask("What is HP?", index, model, method, settings)
+    sets = "".join(f" --set {setting}" for setting in settings)
+    print(f"\n`disambig ask \"What is HP?\" --method {method} --model {model}{sets}` in a fresh process:")
     for seconds, stream, line in ask["lines"]:
         print(f"[{seconds:6.2f}s {stream}] {line}")
     first = ask["first_cited"]
