@@ -253,3 +253,14 @@ def test_with_readings_off_nothing_streams_before_the_synthesis(scripted, demo_i
     events = list(api.stream("What is HP?", "diva", context(demo_index, readings="off")))
     assert not [e for e in events if e["event"] == "readings"]
     assert events[-1]["result"]["answer"].startswith("HP is the company")
+
+
+def test_a_failed_synthesis_keeps_the_readings_already_on_screen(scripted, demo_index):
+    script(scripted, verdicts=dict.fromkeys(READINGS, "Yes"))
+    scripted.rules.insert(0, (SYNTHESIZE, "no JSON here"))  # malformed on the call and its retry
+    events = list(api.stream("What is HP?", "diva", context(demo_index)))
+    (shown,) = [e for e in events if e["event"] == "readings"]
+    result = events[-1]["result"]
+    assert result["answer"] == " ".join(r["text"] for r in shown["readings"])  # what was shown stands, alone
+    assert result["decision"]["abstained"] is False and len(calls_with(scripted, SYNTHESIZE)) >= 2
+    assert [i["citations"] for i in result["interpretations"]] == [r["citations"] for r in shown["readings"]]
