@@ -178,6 +178,13 @@ def notes_for(state: dict, readings: list[dict], prose: list[str], passages: lis
     return gap_notes(state["question"], pool, passage_vectors(get_retriever(context), pool), stated)
 
 
+def with_reading_interpretations(kept: list[dict], readings: list[dict]) -> list[dict]:
+    """The model's `kept` interpretations, then each reading whose passages none of them cites."""
+    seen = {c for item in kept for c in item["citations"]}
+    return list(kept) + [{"question": r["question"], "answer": r["answer"], "citations": r["citations"]}
+                         for r in readings if not set(r["citations"]) <= seen]
+
+
 @tracked
 def compose_answer(state: dict, runtime: Runtime[Context]) -> dict:
     """The final answer: the readings shown first, then the model's checked sentences; the
@@ -192,10 +199,7 @@ def compose_answer(state: dict, runtime: Runtime[Context]) -> dict:
                                           threshold=selector_threshold(runtime.context) * FALLBACK_SHARE)
     notes = notes_for(state, readings, prose, passages, runtime.context) if state.get("ambiguous") is not False else []
     answer = compose([r["text"] for r in readings], prose, notes)
-    interpretations = list(state.get("draft_interpretations") or [])
-    seen = {c for item in interpretations for c in item["citations"]}
-    interpretations += [{"question": r["question"], "answer": r["answer"], "citations": r["citations"]}
-                        for r in readings if not set(r["citations"]) <= seen]
+    interpretations = with_reading_interpretations(state.get("draft_interpretations") or [], readings)
     abstained = answer == NOT_IN_DOCUMENTS
     assembly = {"readings": [{k: r[k] for k in ("sense", "probability", "citations")} for r in readings],
                 "dropped": state.get("dropped_sentences") or [], "gap_notes": notes}

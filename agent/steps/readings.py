@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 
 from agent.assembly.checks import model_sentences
 from agent.assembly.compose import compose
-from agent.assembly.nodes import announce, readings_for, stream_checks
+from agent.assembly.nodes import announce, readings_for, stream_checks, with_reading_interpretations
 from agent.context import Context
 from agent.retrieval.retriever import get_retriever
 from agent.steps.interpretations import NOT_IN_DOCUMENTS
@@ -49,10 +49,7 @@ def with_readings(update: dict, question: str, shown: list[dict], readings: list
     prose = [] if failed else model_sentences(update["answer"], shown, question,
                                               get_retriever(context).embed_queries, dropped)
     answer = compose([r["text"] for r in readings], prose)
-    kept = update["interpretations"]
-    covered = {c for item in kept for c in item["citations"]}
-    interpretations = kept + [{"question": r["question"], "answer": r["answer"], "citations": r["citations"]}
-                              for r in readings if not set(r["citations"]) <= covered]
+    interpretations = with_reading_interpretations(update["interpretations"], readings)
     abstained = answer == NOT_IN_DOCUMENTS
     decision = {**update["decision"], "abstained": abstained, "extractive_readings": len(readings),
                 "assembly": {"dropped": dropped, "readings": [r["sense"] for r in readings]}}
