@@ -190,9 +190,11 @@ def main(argv: list[str] | None = None) -> int:
     workdir = tempfile.mkdtemp(prefix="index-scale-")
     server = None
     if args.backend == "postgresql" and not args.database_url:
+        # the HNSW build is fast only while its graph fits in maintenance_work_mem (pgvector says when it
+        # no longer does): ~4 KB a passage at 384 dimensions, so 1M passages want 4 GB
         server = PostgresServer(pgvector=True, settings={
-            "shared_buffers": "1GB", "maintenance_work_mem": "1GB", "max_wal_size": "4GB", "synchronous_commit": "off",
-            "max_parallel_maintenance_workers": "1"}).start()
+            "shared_buffers": "1GB", "maintenance_work_mem": f"{max(1024, args.size * 4 // 1000)}MB",
+            "max_wal_size": "4GB", "synchronous_commit": "off", "max_parallel_maintenance_workers": "1"}).start()
     try:
         url = args.database_url or (server.create_database("scale") if server else None)
         store = open_store(args.backend, url, workdir)
