@@ -19,7 +19,7 @@ from agent.errors import IndexMissingError
 from agent.retrieval.corpus import Document
 from agent.retrieval.pg_index import PgIndexStore
 from agent.retrieval.retriever import Retriever
-from agent.retrieval.updates import ingest, stats
+from agent.retrieval.updates import delete_documents, ingest, stats
 from tests.index_backends import embedder  # noqa: F401  (fixture)
 from tests.test_index import write_corpus
 
@@ -179,6 +179,59 @@ def test_sparse_scores_equal_the_embedded_bm25_whether_max_score_proves_the_rank
             assert all(abs(a - b) <= 2e-6 for (_, a), (_, b) in zip(got, want)), query
     proved, fell_back = sum(o is not None for o in outcomes), sum(o is None for o in outcomes)
     assert proved >= 10 and fell_back >= 1  # both ways of answering were taken, with the same rankings
+
+
+def term_bounds(url: str) -> dict[str, tuple]:
+    with psycopg.connect(url) as connection:
+        return {term: (max_tf, min_ratio) for term, max_tf, min_ratio in
+                connection.execute("SELECT term, max_tf, min_ratio FROM disambig_terms")}
+
+
+def bounds_from_postings(url: str) -> dict[str, tuple]:
+    with psycopg.connect(url) as connection:
+        return {term: (max_tf, min_ratio) for term, max_tf, min_ratio in connection.execute(
+            "SELECT term, max(tf), min(length::float8 / tf) FROM disambig_postings GROUP BY term")}
+
+
+def test_term_bounds_follow_inserts_only_loosen_on_deletes_and_an_older_index_gets_them(index_database_url, embedder,
+                                                                                         monkeypatch):
+    """MaxScore's per-term bounds (largest tf, smallest length / tf) are exact after inserts, stay
+    valid (never below a posting) after deletes, keep MaxScore's ranking equal to the embedded
+    BM25, are added to an index made before they existed, and `stats` flags one that a posting passes."""
+    import agent.retrieval.pg_bm25 as pg_bm25
+    from agent.retrieval.bm25 import BM25Index, tokenize
+
+    dense = doc("dense", "alpha alpha alpha alpha beta gamma")  # alpha's largest tf and smallest length / tf
+    others = [doc(f"d{i}", " ".join(["alpha", "beta"] * (i % 3 + 1) + [f"filler{j}" for j in range(i % 7 + 3)]))
+              for i in range(30)]
+    store = PgIndexStore(index_database_url, create=True)
+    ingest(store, [dense, *others])
+    assert term_bounds(index_database_url) == bounds_from_postings(index_database_url)
+    assert term_bounds(index_database_url)["alpha"] == (4, 7 / 4)  # "dense alpha alpha alpha alpha beta gamma"
+
+    delete_documents(store, ["dense"])  # alpha's bound now belongs to a passage that is gone: looser, still a bound
+    stored, actual = term_bounds(index_database_url), bounds_from_postings(index_database_url)
+    assert stored["alpha"] == (4, 7 / 4) and actual["alpha"][0] < 4
+    assert all(stored[t][0] >= m and stored[t][1] <= r for t, (m, r) in actual.items())
+    assert stats(store)["check"]["consistent"]
+    rows = list(store.all_passages())
+    reference = BM25Index.build([i for i, *_ in rows], [tokenize(f"{title} {text}") for _, title, text in rows])
+    proved, original = [], pg_bm25._max_score
+    monkeypatch.setattr(pg_bm25, "_max_score", lambda *a: proved.append(original(*a)) or proved[-1])
+    monkeypatch.setattr(pg_bm25, "MAX_ESSENTIAL", 1.0)
+    for query in ("filler5 alpha beta", "filler8 filler2 alpha", "gamma alpha beta filler9"):
+        got = [p["id"] for p in Retriever(store).search(query, "sparse", 3)]
+        assert got == [i for i, _ in reference.search(query, len(rows))[:3]], query
+    assert any(p is not None for p in proved)
+
+    with psycopg.connect(index_database_url) as connection:  # an index from before the bounds
+        connection.execute("ALTER TABLE disambig_terms DROP COLUMN max_tf, DROP COLUMN min_ratio")
+    store = PgIndexStore(index_database_url)
+    assert term_bounds(index_database_url) == bounds_from_postings(index_database_url)
+    with psycopg.connect(index_database_url) as connection:
+        connection.execute("UPDATE disambig_terms SET max_tf = 1 WHERE term = 'alpha'")
+    check = stats(store)["check"]
+    assert check["term_bounds_wrong"] == 1 and not check["consistent"]
 
 
 def test_copies_of_a_passage_tie_and_the_earlier_one_ranks_first_either_way(index_database_url, embedder, monkeypatch):

@@ -8,7 +8,9 @@ embedded matrix.
 
 Common words (a query's "the", "of") have postings in most passages; summing them for every
 passage is what makes exact BM25 slow at scale. So, MaxScore: a term adds at most its weight
-times k1 + 1 to a passage (tf saturates there). The passages holding one of the rarest terms
+times (k1 + 1) / (1 + k1 (1 - b) / max_tf + k1 b min_ratio / avglen) to a passage, from its largest
+tf and smallest length / tf (disambig_terms; a bound whatever the average length, and below the
+k1 + 1 where tf saturates, about half as many postings read). The passages holding one of the rarest terms
 (the *essential* ones) are the candidates: their essential scores are summed from those postings,
 the best few get the other terms' weights added by index probes, and the depth-th best full
 score so found is a floor for the final one. A passage holding no essential term scores at most
@@ -70,28 +72,40 @@ def sparse_hits(cursor, stats: dict, query: str, depth: int) -> list[tuple[str, 
     counts = Counter(tokenize(query))
     if not counts:
         return []
-    found = dict(cursor.execute("SELECT term, df FROM disambig_terms WHERE term = ANY(%s)", (list(counts),)).fetchall())
+    found = {term: rest for term, *rest in cursor.execute(
+        "SELECT term, df, max_tf, min_ratio FROM disambig_terms WHERE term = ANY(%s)", (list(counts),)).fetchall()}
     n = stats["n"]
-    weights = {}
-    for term, df in found.items():
+    weights, bounds = {}, {}
+    for term, (df, max_tf, min_ratio) in found.items():
         idf = math.log(n - df + 0.5) - math.log(df + 0.5)
         weights[term] = counts[term] * (stats["floor"] if idf < 0 else idf)
+        bounds[term] = weights[term] * _saturation(max_tf, min_ratio, stats["avg"])
     params = {"k1": K1, "b": B, "avg": stats["avg"], **_arrays(weights), "k": depth}
-    rows = _max_score(cursor, params, weights, found, depth) if len(weights) > 1 else None
+    df = {term: row[0] for term, row in found.items()}
+    rows = _max_score(cursor, params, weights, bounds, df, depth) if len(weights) > 1 else None
     if rows is None:
         rows = cursor.execute(FULL, params).fetchall()
     return [(passage_id, None, round(float(score), 6)) for passage_id, score in rows]
+
+
+def _saturation(max_tf: int | None, min_ratio: float | None, avg: float) -> float:
+    """The most a term's postings add per unit of its weight, from its largest tf and smallest
+    length / tf (each posting's tf (k1 + 1) / (tf + k1 (1 - b + b length / avg)) is at most this);
+    raised a hair so a float's rounding never makes the bound fall below a score it bounds."""
+    if not max_tf or min_ratio is None:  # no bound stored: tf's saturation
+        return K1 + 1
+    return (K1 + 1) / (1 + K1 * (1 - B) / max_tf + K1 * B * min_ratio / avg) * (1 + 1e-9)
 
 
 def _arrays(weights: dict[str, float]) -> dict:
     return {"terms": list(weights), "weights": list(weights.values())}
 
 
-def _max_score(cursor, params: dict, weights: dict[str, float], df: dict[str, int], depth: int) -> list[tuple] | None:
+def _max_score(cursor, params: dict, weights: dict[str, float], bound: dict[str, float], df: dict[str, int],
+               depth: int) -> list[tuple] | None:
     """The exact top `depth` from the passages holding the rarest terms, or None when proving it
     would read more than MAX_ESSENTIAL of the postings."""
     rarest_first = sorted(weights, key=lambda term: (df[term], term))
-    bound = {term: max(weights[term], 0.0) * (K1 + 1) for term in weights}
     ceiling_from = [sum(bound[t] for t in rarest_first[cut:]) for cut in range(len(rarest_first) + 1)]
     read_from = [sum(df[t] for t in rarest_first[:cut]) for cut in range(len(rarest_first) + 1)]
     budget = MAX_ESSENTIAL * sum(df.values())

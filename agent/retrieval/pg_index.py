@@ -47,6 +47,9 @@ class PgIndexStore:
             dimension = DIMENSIONS.get(embedder_name) or get_embedder(embedder_name).dimension
             pg_schema.create(connection, dimension, embedder_name)
             self.connections.reset()  # the vector type exists now: reconnect to send it in binary
+        elif not pg_schema.current(connection):  # made by an earlier version: add what it lacks, once
+            pg_schema.create(connection, int(self.settings().get("dimension", 0)) or DIMENSIONS.get(embedder_name)
+                             or get_embedder(embedder_name).dimension, embedder_name)
         stored = self.settings()
         if stored.get("embedder", embedder_name) != embedder_name:
             raise InputError(f"index {self.path} was built with embeddings {stored['embedder']!r}, not {embedder_name!r}")
@@ -271,9 +274,11 @@ def _add_postings(db, tokens: dict[str, Counter], seqs: dict[str, int]) -> None:
             length = sum(counts.values())
             for term, tf in counts.items():
                 copy.write_row((term, passage_id, tf, length, seqs[passage_id]))
-    db.execute("INSERT INTO disambig_terms (term, df) SELECT term, count(*) FROM disambig_postings "
-               "WHERE passage = ANY(%s) GROUP BY term ON CONFLICT (term) DO UPDATE SET df = disambig_terms.df + excluded.df",
-               (list(tokens),))
+    db.execute("INSERT INTO disambig_terms (term, df, max_tf, min_ratio) SELECT term, count(*), max(tf), "
+               "min(length::float8 / tf) FROM disambig_postings WHERE passage = ANY(%s) GROUP BY term "
+               "ON CONFLICT (term) DO UPDATE SET df = disambig_terms.df + excluded.df, "
+               "max_tf = GREATEST(disambig_terms.max_tf, excluded.max_tf), "
+               "min_ratio = LEAST(disambig_terms.min_ratio, excluded.min_ratio)", (list(tokens),))
     _shift(db, len(tokens), sum(sum(c.values()) for c in tokens.values()))
 
 

@@ -4,8 +4,11 @@
   document length) and its vector in a pgvector column with an HNSW index (cosine).
 - `disambig_postings` (term, passage, tf): BM25's inverted index, with the passage's length and
   order copied in (a passage's postings are rewritten whenever its text changes), so a query
-  term's postings are one index-only range scan; `disambig_terms` (term, df) its document
-  frequencies. Sparse scores are computed in SQL from these (pg_search.py).
+  term's postings are one index-only range scan; `disambig_terms` (term, df, max_tf, min_ratio)
+  its document frequencies and, for MaxScore's bound on what the term can add to a passage, the
+  largest tf and the smallest length / tf among its postings (raised and lowered on every insert,
+  left as they are on a delete: a bound that only loosens). Sparse scores are computed in SQL from
+  these (pg_bm25.py).
 - `disambig_documents`: fingerprints and origins, what `ingest` compares and `--sync` deletes by.
 - `disambig_settings`: version (bumped by every write transaction), passage count and total
   length (BM25's N and average length), the mean idf (rank_bm25's floor for common terms) and the
@@ -35,7 +38,14 @@ def ddl(dimension: int) -> list[str]:
         "REFERENCES disambig_passages (id) ON DELETE CASCADE, tf integer NOT NULL, length integer NOT NULL, "
         "seq bigint NOT NULL, PRIMARY KEY (term, passage) INCLUDE (tf, length, seq))",
         "CREATE INDEX IF NOT EXISTS disambig_postings_passage ON disambig_postings (passage)",
-        "CREATE TABLE IF NOT EXISTS disambig_terms (term text PRIMARY KEY, df integer NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS disambig_terms (term text PRIMARY KEY, df integer NOT NULL, max_tf integer, "
+        "min_ratio double precision)",
+        # an index made before the bounds existed gets them once, from its postings
+        "ALTER TABLE disambig_terms ADD COLUMN IF NOT EXISTS max_tf integer, "
+        "ADD COLUMN IF NOT EXISTS min_ratio double precision",
+        "UPDATE disambig_terms t SET max_tf = b.max_tf, min_ratio = b.min_ratio FROM (SELECT term, max(tf) AS max_tf, "
+        "min(length::float8 / tf) AS min_ratio FROM disambig_postings WHERE term IN (SELECT term FROM disambig_terms "
+        "WHERE max_tf IS NULL) GROUP BY term) b WHERE t.term = b.term",
     ]
 
 
@@ -57,3 +67,10 @@ def create(connection, dimension: int, embedder_name: str) -> dict[str, str]:
 
 def exists(connection) -> bool:
     return connection.execute("SELECT to_regclass('disambig_passages') IS NOT NULL").fetchone()[0]
+
+
+def current(connection) -> bool:
+    """Whether the tables have every column this version reads (else `create` adds what is missing)."""
+    return connection.execute("SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = "
+                              "current_schema() AND table_name = 'disambig_terms' AND column_name = 'min_ratio')"
+                              ).fetchone()[0]

@@ -67,7 +67,7 @@ class PgVectors:
 
 def check(store) -> dict:
     """`stats` of a PostgreSQL index: sizes and whether passages, vectors, postings, document
-    frequencies and the corpus statistics agree, all read in one snapshot of the primary."""
+    frequencies, the terms' score bounds and the corpus statistics agree, all read in one snapshot of the primary."""
 
     def work(cursor) -> dict:
         settings = dict(cursor.execute("SELECT key, value FROM disambig_settings").fetchall())
@@ -79,7 +79,10 @@ def check(store) -> dict:
             "disambig_postings WHERE passage = p.id), 0)), (SELECT count(DISTINCT passage) FROM disambig_postings o "
             "WHERE NOT EXISTS (SELECT 1 FROM disambig_passages WHERE id = o.passage)), (SELECT count(*) FROM "
             "disambig_terms t FULL JOIN (SELECT term, count(*) AS n FROM disambig_postings GROUP BY term) c USING (term) "
-            "WHERE t.df IS DISTINCT FROM c.n), (SELECT COALESCE(sum(length), 0) FROM disambig_passages), "
+            "WHERE t.df IS DISTINCT FROM c.n), (SELECT count(*) FROM disambig_terms t JOIN (SELECT term, max(tf) AS m, "
+            "min(length::float8 / tf) AS r FROM disambig_postings GROUP BY term) c USING (term) "
+            "WHERE t.max_tf IS NULL OR t.max_tf < c.m OR t.min_ratio > c.r), "
+            "(SELECT COALESCE(sum(length), 0) FROM disambig_passages), "
             "(SELECT count(*) FROM disambig_postings o JOIN disambig_passages p ON p.id = o.passage "
             "WHERE o.length <> p.length OR o.seq <> p.seq), "
             "(SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c WHERE c.relname LIKE 'disambig\\_%%' "
@@ -87,7 +90,7 @@ def check(store) -> dict:
         return {"settings": settings, "passages": passages, "figures": figures}
 
     got = store.connections.read(work, primary=True)
-    settings, passages, (documents, vectors, postings_off, orphaned, df_off, length, copies_off, size) = (
+    settings, passages, (documents, vectors, postings_off, orphaned, df_off, bounds_off, length, copies_off, size) = (
         got["settings"], got["passages"], got["figures"])
     version = int(settings.get("version", 0))
     check = {
@@ -98,6 +101,7 @@ def check(store) -> dict:
         "sparse_orphaned": orphaned,
         "sparse_outdated": copies_off,  # postings whose copied length or order differs from their passage's
         "document_frequencies_wrong": df_off,
+        "term_bounds_wrong": bounds_off,  # a term's stored max tf or min length / tf that a posting passes
         "corpus_statistics_wrong": int((int(settings.get("passages", 0)), int(settings.get("total_length", 0)))
                                        != (len(passages), int(length))),
         "sparse_current": settings.get("idf_mean_version", "") == str(version),
