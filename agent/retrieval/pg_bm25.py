@@ -7,18 +7,20 @@ query terms count with repetition; ties (to 9 decimals) go to the earlier passag
 embedded matrix.
 
 Common words (a query's "the", "of") have postings in most passages; summing them for every
-passage is what makes exact BM25 slow at scale. So, MaxScore: a term adds at most its weight
-times (k1 + 1) / (1 + k1 (1 - b) / max_tf + k1 b min_ratio / avglen) to a passage, from its largest
-tf and smallest length / tf (disambig_terms; a bound whatever the average length, and below the
-k1 + 1 where tf saturates, about half as many postings read). The passages holding one of the rarest terms
-(the *essential* ones) are the candidates: their essential scores are summed from those postings,
-the best few get the other terms' weights added by index probes, and the depth-th best full
-score so found is a floor for the final one. A passage holding no essential term scores at most
-the other terms' bounds, so when those sum below the floor it cannot rank; else the next rarest
-term becomes essential too. Candidates whose essential score plus those bounds reaches the floor
-are scored in full as well; the rest cannot rank. When the essential postings would pass
-MAX_ESSENTIAL of all the query terms' postings, the plain query over every posting answers.
-Either way the result is the same.
+passage is what makes exact BM25 slow at scale. So, MaxScore:
+- A term adds at most its weight x (k1 + 1) / (1 + k1 (1 - b) / max_tf + k1 b min_ratio / avglen)
+  to a passage, from its largest tf and smallest length / tf (disambig_terms): a bound whatever
+  the average length, and about half of the k1 + 1 where tf saturates.
+- A floor: the passages holding the rarest terms (a few hundred postings) get the other terms'
+  weights by index probes; their depth-th best full score is a floor for the final one.
+- The rarest terms whose postings must be read (the *essential* ones) are the fewest that leave
+  the other terms' bounds summing below the floor: a passage holding none of them cannot rank.
+- One statement then sums the essential postings, raises the floor from the best of them, and
+  adds the other terms rarest first, by index probes, to the passages that can still reach the
+  floor, dropping after each term those that no longer can (the rarest prunes the most: a
+  passage without it loses its whole bound).
+When the essential postings would pass MAX_ESSENTIAL of all the query terms' postings, the plain
+query over every posting answers. Either way the result is the same.
 """
 
 from __future__ import annotations
@@ -40,10 +42,10 @@ WHERE score <> 0 ORDER BY round(score::numeric, 9) DESC, seq LIMIT %(k)s"""
 _ESSENTIAL = f"""SELECT p.passage, sum({_WEIGHT}) AS score, min(p.seq) AS seq FROM w JOIN disambig_postings p USING (term)
 GROUP BY p.passage"""
 BEST_ESSENTIAL = f"{_TERMS}\n{_ESSENTIAL} ORDER BY score DESC, seq LIMIT %(k)s"
-ESSENTIAL_AT_LEAST = f"{_TERMS}\nSELECT * FROM ({_ESSENTIAL}) s WHERE score >= %(least)s AND NOT passage = ANY(%(seen)s)"
 ADD = f"""{_TERMS}
 SELECT p.passage, sum({_WEIGHT}) FROM w JOIN disambig_postings p USING (term)
 WHERE p.passage = ANY(%(passages)s) GROUP BY p.passage"""
+WORK_MEM = "64MB"  # a search's hash of passages to scores stays in memory (the default 4MB spills at 1M passages)
 SEEDS = 10  # times the depth: candidates scored in full first, for the floor
 
 
@@ -81,6 +83,7 @@ def sparse_hits(cursor, stats: dict, query: str, depth: int) -> list[tuple[str, 
         weights[term] = counts[term] * (stats["floor"] if idf < 0 else idf)
         bounds[term] = weights[term] * _saturation(max_tf, min_ratio, stats["avg"])
     params = {"k1": K1, "b": B, "avg": stats["avg"], **_arrays(weights), "k": depth}
+    cursor.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
     df = {term: row[0] for term, row in found.items()}
     rows = _max_score(cursor, params, weights, bounds, df, depth) if len(weights) > 1 else None
     if rows is None:
@@ -97,8 +100,9 @@ def _saturation(max_tf: int | None, min_ratio: float | None, avg: float) -> floa
     return (K1 + 1) / (1 + K1 * (1 - B) / max_tf + K1 * B * min_ratio / avg) * (1 + 1e-9)
 
 
-def _arrays(weights: dict[str, float]) -> dict:
-    return {"terms": list(weights), "weights": list(weights.values())}
+def _arrays(weights: dict[str, float], prefix: str = "") -> dict:
+    """Terms and weights as the statements' parallel arrays (`terms`, `weights`, or with a prefix)."""
+    return {f"{prefix}{'_' if prefix else ''}terms": list(weights), f"{prefix}{'_' if prefix else ''}weights": list(weights.values())}
 
 
 def _max_score(cursor, params: dict, weights: dict[str, float], bound: dict[str, float], df: dict[str, int],
@@ -112,25 +116,50 @@ def _max_score(cursor, params: dict, weights: dict[str, float], bound: dict[str,
     cut, floor = 1, None
     while cut + 1 < len(rarest_first) and read_from[cut] < SEEDS * depth and read_from[cut + 1] <= budget:
         cut += 1  # enough candidates for a useful floor
-    while cut < len(rarest_first) and read_from[cut] <= budget:
+    while floor is None and cut < len(rarest_first) and read_from[cut] <= budget:
         essential = {t: weights[t] for t in rarest_first[:cut]}
-        rest = {t: weights[t] for t in rarest_first[cut:]}
         seeds = cursor.execute(BEST_ESSENTIAL, {**params, **_arrays(essential), "k": SEEDS * depth}).fetchall()
-        full = _completed(cursor, params, rest, seeds)
-        if len(full) >= depth:  # a depth-th best score of real passages: the final one is at least this
-            floor = full[depth - 1][0] if floor is None else max(floor, full[depth - 1][0])
-        if floor is None or floor <= ceiling_from[cut]:  # passages without an essential term could rank
-            cut = next((c for c in range(cut + 1, len(rarest_first)) if floor is None or ceiling_from[c] < floor),
-                       len(rarest_first))
+        full = _completed(cursor, params, {t: weights[t] for t in rarest_first[cut:]}, seeds)
+        if len(full) < depth:  # fewer passages hold these terms than asked for: read one more term
+            cut += 1
             continue
-        if len(seeds) == SEEDS * depth:  # other candidates that could reach the floor
-            least = floor - ceiling_from[cut] - 1e-9  # a float's rounding never drops a tie
-            more = cursor.execute(ESSENTIAL_AT_LEAST, {**params, **_arrays(essential), "least": least,
-                                                       "seen": [row[0] for row in seeds]}).fetchall()
-            full += _completed(cursor, params, rest, more)
-        full.sort(key=_rank)
-        return [(passage, score) for score, _, passage in full[:depth]]
-    return None
+        floor = full[depth - 1][0]  # the depth-th best score of real passages: the final one is at least this
+        if floor > ceiling_from[cut] and len(seeds) < SEEDS * depth:  # every candidate is scored already
+            return [(passage, score) for score, _, passage in full[:depth]]
+    if floor is None:
+        return None
+    cut = next((c for c in range(cut, len(rarest_first)) if ceiling_from[c] < floor), None)
+    if cut is None or read_from[cut] > budget:
+        return None
+    rest = rarest_first[cut:]
+    params = {**params, **_arrays({t: weights[t] for t in rarest_first[:cut]}), **_arrays(
+        {t: weights[t] for t in rest}, "rest"), "floor": floor, "seeds": SEEDS * depth, "k": depth}
+    for step, term in enumerate(rest):
+        params.update({f"term{step}": term, f"weight{step}": weights[term], f"ceiling{step}": ceiling_from[cut + step]})
+    return cursor.execute(_proof(len(rest)), params).fetchall()
+
+
+def _proof(rest: int) -> str:
+    """The statement that proves the top `k` once the essential terms are known: their postings
+    summed once (`essential`), the floor raised by the best seeds of them (`floor`), then the
+    `rest` other terms added one per step, rarest first, to the passages whose score so far plus
+    the bounds of the terms still to come (`ceiling`) reaches the floor. The tie margin (1e-9)
+    keeps a passage that a float's rounding would put a hair below the floor."""
+    weight = _WEIGHT.replace("w.weight", "%({name})s")
+    steps = [f"""step{i + 1} AS (SELECT c.passage, c.seq, c.score + COALESCE((SELECT {weight.format(name=f"weight{i}")}
+    FROM disambig_postings p WHERE p.term = %(term{i})s AND p.passage = c.passage), 0) AS score
+  FROM step{i} c WHERE c.score >= (SELECT f FROM floor) - %(ceiling{i})s - 1e-9)""" for i in range(rest)]
+    return f"""{_TERMS},
+r(term, weight) AS MATERIALIZED (SELECT * FROM unnest(%(rest_terms)s::text[], %(rest_weights)s::float8[])),
+step0 AS MATERIALIZED ({_ESSENTIAL}),
+seeds AS (SELECT s.score + COALESCE((SELECT sum({_WEIGHT.replace("w.weight", "r.weight")}) FROM r
+                                     JOIN disambig_postings p USING (term) WHERE p.passage = s.passage), 0) AS score
+          FROM (SELECT * FROM step0 ORDER BY score DESC LIMIT %(seeds)s) s),
+floor AS MATERIALIZED (SELECT GREATEST(%(floor)s::float8,
+                                       (SELECT score FROM seeds ORDER BY score DESC OFFSET %(k)s - 1 LIMIT 1)) AS f),
+{("," + chr(10)).join(steps)}
+SELECT passage, score FROM step{rest} WHERE score >= (SELECT f FROM floor) - 1e-9
+ORDER BY round(score::numeric, 9) DESC, seq LIMIT %(k)s"""
 
 
 def _completed(cursor, params: dict, rest: dict[str, float], partial: list[tuple]) -> list[tuple]:
