@@ -168,6 +168,8 @@ def test_sparse_scores_equal_the_embedded_bm25_whether_max_score_proves_the_rank
     outcomes = []
     original = pg_bm25._max_score
     monkeypatch.setattr(pg_bm25, "_max_score", lambda *a: outcomes.append(original(*a)) or outcomes[-1])
+    proofs, proof = [], pg_bm25._proof
+    monkeypatch.setattr(pg_bm25, "_proof", lambda rest: proofs.append(rest) or proof(rest))
     for budget, seeds in ((pg_bm25.MAX_ESSENTIAL, pg_bm25.SEEDS), (1.0, 1)):  # as shipped; then proving all it can
         monkeypatch.setattr(pg_bm25, "MAX_ESSENTIAL", budget)
         monkeypatch.setattr(pg_bm25, "SEEDS", seeds)
@@ -179,6 +181,7 @@ def test_sparse_scores_equal_the_embedded_bm25_whether_max_score_proves_the_rank
             assert all(abs(a - b) <= 2e-6 for (_, a), (_, b) in zip(got, want)), query
     proved, fell_back = sum(o is not None for o in outcomes), sum(o is None for o in outcomes)
     assert proved >= 10 and fell_back >= 1  # both ways of answering were taken, with the same rankings
+    assert len(proofs) >= 10 and max(proofs) >= 2  # the one-statement proof ran, adding two or more terms in steps
 
 
 def term_bounds(url: str) -> dict[str, tuple]:

@@ -31,7 +31,7 @@ from collections import Counter
 from agent.retrieval.bm25 import tokenize
 
 K1, B, EPSILON = 1.5, 0.75, 0.25
-MAX_ESSENTIAL = 0.2  # share of all the query terms' postings that essential terms may hold; more: the plain query
+MAX_ESSENTIAL = 0.4  # share of all the query terms' postings that essential terms may hold; more: the plain query
 
 _WEIGHT = "w.weight * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.length / %(avg)s))"
 _TERMS = "WITH w(term, weight) AS MATERIALIZED (SELECT * FROM unnest(%(terms)s::text[], %(weights)s::float8[]))"
@@ -141,7 +141,8 @@ def _max_score(cursor, params: dict, weights: dict[str, float], bound: dict[str,
 
 def _proof(rest: int) -> str:
     """The statement that proves the top `k` once the essential terms are known: their postings
-    summed once (`essential`), the floor raised by the best seeds of them (`floor`), then the
+    summed once, keeping the passages that can reach the floor (`step0`), the floor raised by the
+    best seeds of them (`floor`), then the
     `rest` other terms added one per step, rarest first, to the passages whose score so far plus
     the bounds of the terms still to come (`ceiling`) reaches the floor. The tie margin (1e-9)
     keeps a passage that a float's rounding would put a hair below the floor."""
@@ -151,7 +152,7 @@ def _proof(rest: int) -> str:
   FROM step{i} c WHERE c.score >= (SELECT f FROM floor) - %(ceiling{i})s - 1e-9)""" for i in range(rest)]
     return f"""{_TERMS},
 r(term, weight) AS MATERIALIZED (SELECT * FROM unnest(%(rest_terms)s::text[], %(rest_weights)s::float8[])),
-step0 AS MATERIALIZED ({_ESSENTIAL}),
+step0 AS MATERIALIZED ({_ESSENTIAL} HAVING sum({_WEIGHT}) >= %(floor)s - %(ceiling0)s - 1e-9),
 seeds AS (SELECT s.score + COALESCE((SELECT sum({_WEIGHT.replace("w.weight", "r.weight")}) FROM r
                                      JOIN disambig_postings p USING (term) WHERE p.passage = s.passage), 0) AS score
           FROM (SELECT * FROM step0 ORDER BY score DESC LIMIT %(seeds)s) s),
