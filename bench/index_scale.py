@@ -1,7 +1,7 @@
 """Index scale: the embedded backend and PostgreSQL (pgvector) at growing sizes, without the encoder.
 
     .venv/bin/python bench/index_scale.py --backend embedded --size 100000
-    .venv/bin/python bench/index_scale.py --backend postgresql --size 100000 [--database-url URL]
+    .venv/bin/python bench/index_scale.py --backend postgresql --size 100000 [--database-url URL [--measure-only]]
 
 One row per run: ingest rate through the product's own `ingest` (precomputed vectors, so the
 encoder is out of the picture: an embedder stand-in returns each passage's synthetic vector),
@@ -57,6 +57,13 @@ class Synthetic:
         bounds = np.concatenate([[0], np.cumsum(lengths)])
         return [{"id": f"p{i}", "title": f"p{i}", "text": " ".join(f"w{w}" for w in drawn[bounds[n]:bounds[n + 1]]),
                  "source": "synthetic", "metadata": {}} for n, i in enumerate(range(start, end))]
+
+    def skip(self, block: int = 5_000) -> None:
+        """Draw what the passages would draw, without building them: the queries that follow are then
+        those of a run that ingested them (to measure an index that an earlier run built)."""
+        for start in range(0, self.size, block):
+            lengths = self.random.integers(40, 91, min(start + block, self.size) - start)
+            self.random.choice(VOCABULARY, int(lengths.sum()), p=self.law)
 
     def vector(self, row: int) -> np.ndarray:
         noise = np.random.default_rng(row).standard_normal(DIMENSION).astype(np.float32) * 0.6 / np.sqrt(DIMENSION)
@@ -174,7 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=20.0, help="duration of the 8-client throughput run")
     parser.add_argument("--database-url", help="an existing PostgreSQL with pgvector (default: a throwaway server)")
+    parser.add_argument("--measure-only", action="store_true",
+                        help="measure the index an earlier run of this size built at --database-url (no ingest)")
     args = parser.parse_args(argv)
+    if args.measure_only and not (args.database_url and args.backend == "postgresql"):
+        parser.error("--measure-only measures a PostgreSQL index built earlier: give --backend postgresql --database-url")
 
     import agent.retrieval.index as index_module
     import agent.retrieval.pg_index as pg_index_module
@@ -198,7 +209,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         url = args.database_url or (server.create_database("scale") if server else None)
         store = open_store(args.backend, url, workdir)
-        ingest_s, build_s = ingest_all(store, synthetic)
+        if args.measure_only:
+            synthetic.skip()
+            ingest_s, build_s = float("nan"), float("nan")
+        else:
+            ingest_s, build_s = ingest_all(store, synthetic)
         queries = synthetic.queries(args.queries)
         vectors.queries.update({text: vector for text, vector in queries})
         retriever = Retriever(store)

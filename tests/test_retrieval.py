@@ -109,3 +109,20 @@ def test_passage_vectors_are_read_from_the_store_once_per_version(retriever, mon
     again = passage_vectors(retriever, edited)
     assert reads == [[found[0]["id"]]] and np.array_equal(again[1:], first[1:])  # a new version is read afresh
     assert not np.allclose(again[0], first[0])  # the store's vector is of the old text: embedded anew
+
+
+def test_bm25_ties_at_the_cut_go_to_the_earlier_passage():
+    """Copies of a passage score the same; wherever k cuts them, the earlier ones are kept (as the
+    PostgreSQL index does), not whichever a partial sort happened to pick."""
+    import random
+
+    from agent.retrieval.bm25 import BM25Index
+
+    draw = random.Random(0)
+    distinct = [[draw.choice("abcdefghij") for _ in range(draw.randint(2, 6))] for _ in range(30)]
+    docs = [draw.choice(distinct) for _ in range(300)]  # ten copies of each, scattered
+    index = BM25Index.build([f"p{i}" for i in range(len(docs))], docs)
+    for query in ("a b", "c", "d e f"):
+        everything = index.search(query, len(docs))  # a full sort: equal scores in passage order
+        for k in (1, 3, 5, 10):  # numpy's argpartition alone kept a later copy for "a b" at k = 3
+            assert index.search(query, k) == everything[:k], (query, k)

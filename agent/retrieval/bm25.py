@@ -86,14 +86,16 @@ class BM25Index:
         return np.bincount(np.concatenate(rows), weights=np.concatenate(values), minlength=len(self.ids))
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
-        """Top-k (id, score) for a query, best first; documents with no query term excluded."""
+        """Top-k (id, score) for a query, best first, equal scores in passage order (also at the
+        cut); documents with no query term excluded."""
         scores = self.scores(tokenize(query))
         matched = np.flatnonzero(scores)
         if not len(matched) or k <= 0:
             return []
-        if len(matched) > k:
-            matched = matched[np.argpartition(-scores[matched], k - 1)[:k]]
-        ranked = matched[np.lexsort((matched, -scores[matched]))]
+        if len(matched) > k:  # keep every passage tied with the k-th, so the earlier one wins the cut too
+            kth = -np.partition(-scores[matched], k - 1)[k - 1]
+            matched = matched[scores[matched] >= kth]
+        ranked = matched[np.lexsort((matched, -scores[matched]))][:k]
         return [(self.ids[i], float(scores[i])) for i in ranked]
 
     def save(self, path: str) -> None:
