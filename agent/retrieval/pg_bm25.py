@@ -46,7 +46,7 @@ ADD = f"""{_TERMS}
 SELECT p.passage, sum({_WEIGHT}) FROM w JOIN disambig_postings p USING (term)
 WHERE p.passage = ANY(%(passages)s) GROUP BY p.passage"""
 WORK_MEM = "64MB"  # a search's hash of passages to scores stays in memory (the default 4MB spills at 1M passages)
-SEEDS = 10  # times the depth: candidates scored in full first, for the floor
+SEEDS = 10  # times the depth: the rarest terms' best passages scored in full first, for the floor
 
 
 def mean_idf(db, passages: int) -> float:
