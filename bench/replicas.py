@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +29,7 @@ class Replica:
     def __init__(self, database_url: str, env: dict, port: int | None = None, state_dir: str | None = None):
         self.database_url, self.env = database_url, env
         self.port = port or free_port()
+        self.owns_state_dir = state_dir is None  # a temp dir of its own goes when it stops
         self.state_dir = state_dir or tempfile.mkdtemp(prefix="disambig-replica-")
         self.log_path = Path(self.state_dir) / "server.log"
         self.base = f"http://127.0.0.1:{self.port}"
@@ -67,6 +69,8 @@ class Replica:
     def stop(self) -> None:
         if self.process:
             stop_group(self.process)
+        if self.owns_state_dir:
+            shutil.rmtree(self.state_dir, ignore_errors=True)
 
 
 def wait_ready(process: subprocess.Popen, url: str, log_path: Path, seconds: float = STARTUP_SECONDS) -> None:
