@@ -101,8 +101,8 @@ def _saturation(max_tf: int | None, min_ratio: float | None, avg: float) -> floa
 
 
 def _arrays(weights: dict[str, float], prefix: str = "") -> dict:
-    """Terms and weights as the statements' parallel arrays (`terms`, `weights`, or with a prefix)."""
-    return {f"{prefix}{'_' if prefix else ''}terms": list(weights), f"{prefix}{'_' if prefix else ''}weights": list(weights.values())}
+    """Terms and weights as a statement's parallel arrays (`terms` and `weights`, or `rest_terms`...)."""
+    return {f"{prefix}terms": list(weights), f"{prefix}weights": list(weights.values())}
 
 
 def _max_score(cursor, params: dict, weights: dict[str, float], bound: dict[str, float], df: dict[str, int],
@@ -133,7 +133,7 @@ def _max_score(cursor, params: dict, weights: dict[str, float], bound: dict[str,
         return None
     rest = rarest_first[cut:]
     params = {**params, **_arrays({t: weights[t] for t in rarest_first[:cut]}), **_arrays(
-        {t: weights[t] for t in rest}, "rest"), "floor": floor, "seeds": SEEDS * depth, "k": depth}
+        {t: weights[t] for t in rest}, "rest_"), "floor": floor, "seeds": SEEDS * depth, "k": depth}
     for step, term in enumerate(rest):
         params.update({f"term{step}": term, f"weight{step}": weights[term], f"ceiling{step}": ceiling_from[cut + step]})
     return cursor.execute(_proof(len(rest)), params).fetchall()
@@ -141,11 +141,11 @@ def _max_score(cursor, params: dict, weights: dict[str, float], bound: dict[str,
 
 def _proof(rest: int) -> str:
     """The statement that proves the top `k` once the essential terms are known: their postings
-    summed once, keeping the passages that can reach the floor (`step0`), the floor raised by the
-    best seeds of them (`floor`), then the
-    `rest` other terms added one per step, rarest first, to the passages whose score so far plus
-    the bounds of the terms still to come (`ceiling`) reaches the floor. The tie margin (1e-9)
-    keeps a passage that a float's rounding would put a hair below the floor."""
+    summed once, keeping the passages that can reach the floor (`step0`); the floor raised by the
+    best seeds of them (`floor`); then the `rest` other terms added one per step, rarest first, to
+    the passages whose score so far plus the bounds of the terms still to come (`ceiling`) reaches
+    the floor. The tie margin (1e-9) keeps a passage that a float's rounding would put a hair below
+    the floor."""
     weight = _WEIGHT.replace("w.weight", "%({name})s")
     steps = [f"""step{i + 1} AS (SELECT c.passage, c.seq, c.score + COALESCE((SELECT {weight.format(name=f"weight{i}")}
     FROM disambig_postings p WHERE p.term = %(term{i})s AND p.passage = c.passage), 0) AS score

@@ -67,7 +67,8 @@ class PgVectors:
 
 def check(store) -> dict:
     """`stats` of a PostgreSQL index: sizes and whether passages, vectors, postings, document
-    frequencies, the terms' score bounds and the corpus statistics agree, all read in one snapshot of the primary."""
+    frequencies, the terms' score bounds and the corpus statistics agree, all read in one snapshot
+    of the primary (one pass over the postings per term serves the frequencies and the bounds)."""
 
     def work(cursor) -> dict:
         settings = dict(cursor.execute("SELECT key, value FROM disambig_settings").fetchall())
@@ -77,16 +78,16 @@ def check(store) -> dict:
             "SELECT (SELECT count(*) FROM disambig_documents), (SELECT count(*) FROM disambig_passages WHERE embedding "
             "IS NOT NULL), (SELECT count(*) FROM disambig_passages p WHERE length <> COALESCE((SELECT sum(tf) FROM "
             "disambig_postings WHERE passage = p.id), 0)), (SELECT count(DISTINCT passage) FROM disambig_postings o "
-            "WHERE NOT EXISTS (SELECT 1 FROM disambig_passages WHERE id = o.passage)), (SELECT count(*) FROM "
-            "disambig_terms t FULL JOIN (SELECT term, count(*) AS n FROM disambig_postings GROUP BY term) c USING (term) "
-            "WHERE t.df IS DISTINCT FROM c.n), (SELECT count(*) FROM disambig_terms t JOIN (SELECT term, max(tf) AS m, "
-            "min(length::float8 / tf) AS r FROM disambig_postings GROUP BY term) c USING (term) "
-            "WHERE t.max_tf IS NULL OR t.max_tf < c.m OR t.min_ratio > c.r), "
+            "WHERE NOT EXISTS (SELECT 1 FROM disambig_passages WHERE id = o.passage)), terms.df_off, terms.bounds_off, "
             "(SELECT COALESCE(sum(length), 0) FROM disambig_passages), "
             "(SELECT count(*) FROM disambig_postings o JOIN disambig_passages p ON p.id = o.passage "
             "WHERE o.length <> p.length OR o.seq <> p.seq), "
             "(SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c WHERE c.relname LIKE 'disambig\\_%%' "
-            "AND c.relkind IN ('r', 'S'))").fetchone()
+            "AND c.relkind IN ('r', 'S')) FROM (SELECT count(*) FILTER (WHERE t.df IS DISTINCT FROM c.n) AS df_off, "
+            "count(*) FILTER (WHERE t.df IS NOT NULL AND c.n IS NOT NULL AND (t.max_tf IS NULL OR t.max_tf < c.m "
+            "OR t.min_ratio > c.r)) AS bounds_off "
+            "FROM disambig_terms t FULL JOIN (SELECT term, count(*) AS n, max(tf) AS m, min(length::float8 / tf) AS r "
+            "FROM disambig_postings GROUP BY term) c USING (term)) terms").fetchone()
         return {"settings": settings, "passages": passages, "figures": figures}
 
     got = store.connections.read(work, primary=True)
