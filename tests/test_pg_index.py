@@ -15,7 +15,7 @@ import time
 import psycopg
 import pytest
 
-from agent.errors import IndexMissingError
+from agent.errors import IndexMissingError, InputError
 from agent.retrieval.corpus import Document
 from agent.retrieval.pg_index import PgIndexStore
 from agent.retrieval.retriever import Retriever
@@ -229,6 +229,12 @@ def test_term_bounds_follow_inserts_only_loosen_on_deletes_and_an_older_index_ge
 
     with psycopg.connect(index_database_url) as connection:  # an index from before the bounds
         connection.execute("ALTER TABLE disambig_terms DROP COLUMN max_tf, DROP COLUMN min_ratio")
+        connection.execute("DO $$ BEGIN CREATE ROLE bounds_reader LOGIN; "  # may read the index, not alter it
+                           "EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+        connection.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO bounds_reader")
+    reader_url = index_database_url.replace("postgres@", "bounds_reader@", 1)
+    with pytest.raises(InputError, match="earlier disambig.*disambig stats --database-url"):
+        PgIndexStore(reader_url)
     store = PgIndexStore(index_database_url)
     assert term_bounds(index_database_url) == bounds_from_postings(index_database_url)
     with psycopg.connect(index_database_url) as connection:

@@ -48,14 +48,26 @@ class PgIndexStore:
             pg_schema.create(connection, dimension, embedder_name)
             self.connections.reset()  # the vector type exists now: reconnect to send it in binary
         elif not pg_schema.current(connection):  # made by an earlier version: add what it lacks, once
-            pg_schema.create(connection, int(self.settings().get("dimension", 0)) or DIMENSIONS.get(embedder_name)
-                             or get_embedder(embedder_name).dimension, embedder_name)
+            self._upgrade(connection, embedder_name)
         stored = self.settings()
         if stored.get("embedder", embedder_name) != embedder_name:
             raise InputError(f"index {self.path} was built with embeddings {stored['embedder']!r}, not {embedder_name!r}")
         from agent.retrieval.pg_search import PgVectors
 
         self.collection = PgVectors(self)
+
+    def _upgrade(self, connection, embedder_name: str) -> None:
+        """Add what an index made by an earlier version lacks (the terms' bounds), or say who can."""
+        import psycopg
+
+        dimension = (int(self.settings().get("dimension", 0)) or DIMENSIONS.get(embedder_name)
+                     or get_embedder(embedder_name).dimension)
+        try:
+            pg_schema.create(connection, dimension, embedder_name)
+        except (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction) as error:
+            raise InputError(f"index {self.path} was made by an earlier disambig and needs new columns, which this "
+                             f"user may not add ({str(error).splitlines()[0]}): run any disambig command on it once "
+                             "as a user who may alter its tables, e.g. `disambig stats --database-url URL`") from None
 
     @staticmethod
     def batch_size() -> int:
