@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 VOCABULARY, CENTROIDS, DIMENSION = 50_000, 2_000, 384
+BLOCK = 5_000  # passages drawn (and streamed to ingest) at a time
 
 
 class Synthetic:
@@ -51,20 +52,23 @@ class Synthetic:
     def words(self, count: int) -> str:
         return " ".join(f"w{i}" for i in self.random.choice(VOCABULARY, count, p=self.law))
 
-    def passages(self, start: int, end: int) -> list[dict]:
-        """One vectorized draw for the block (drawing per passage costs more than the ingest)."""
+    def _draw(self, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+        """The block's passage lengths and words, in one vectorized draw (drawing per passage costs
+        more than the ingest); `passages` and `skip` both draw through here, so they stay in step."""
         lengths = self.random.integers(40, 91, end - start)
-        drawn = self.random.choice(VOCABULARY, int(lengths.sum()), p=self.law)
+        return lengths, self.random.choice(VOCABULARY, int(lengths.sum()), p=self.law)
+
+    def passages(self, start: int, end: int) -> list[dict]:
+        lengths, drawn = self._draw(start, end)
         bounds = np.concatenate([[0], np.cumsum(lengths)])
         return [{"id": f"p{i}", "title": f"p{i}", "text": " ".join(f"w{w}" for w in drawn[bounds[n]:bounds[n + 1]]),
                  "source": "synthetic", "metadata": {}} for n, i in enumerate(range(start, end))]
 
-    def skip(self, block: int = 5_000) -> None:
+    def skip(self) -> None:
         """Draw what the passages would draw, without building them: the queries that follow are then
         those of a run that ingested them (to measure an index that an earlier run built)."""
-        for start in range(0, self.size, block):
-            lengths = self.random.integers(40, 91, min(start + block, self.size) - start)
-            self.random.choice(VOCABULARY, int(lengths.sum()), p=self.law)
+        for start in range(0, self.size, BLOCK):
+            self._draw(start, min(start + BLOCK, self.size))
 
     def vector(self, row: int) -> np.ndarray:
         noise = np.random.default_rng(row).standard_normal(DIMENSION).astype(np.float32) * 0.6 / np.sqrt(DIMENSION)
@@ -98,7 +102,7 @@ def open_store(backend: str, url: str | None, workdir: str):
     return PgIndexStore(url, create=True)
 
 
-def ingest_all(store, synthetic: Synthetic, block: int = 5_000) -> tuple[float, float]:
+def ingest_all(store, synthetic: Synthetic, block: int = BLOCK) -> tuple[float, float]:
     """One `ingest` of every passage, streamed; returns (seconds, of which the final index build)."""
     from agent.retrieval.updates import ingest
 

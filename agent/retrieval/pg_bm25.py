@@ -33,7 +33,13 @@ from agent.retrieval.bm25 import tokenize
 K1, B, EPSILON = 1.5, 0.75, 0.25
 MAX_ESSENTIAL = 0.4  # share of all the query terms' postings that essential terms may hold; more: the plain query
 
-_WEIGHT = "w.weight * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.length / %(avg)s))"
+
+def _weight(of: str) -> str:
+    """SQL for what posting `p` adds to its passage's score, for a term whose weight is `of`."""
+    return f"{of} * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.length / %(avg)s))"
+
+
+_WEIGHT = _weight("w.weight")
 _TERMS = "WITH w(term, weight) AS MATERIALIZED (SELECT * FROM unnest(%(terms)s::text[], %(weights)s::float8[]))"
 FULL = f"""{_TERMS}
 SELECT passage, score FROM (SELECT p.passage, sum({_WEIGHT}) AS score, min(p.seq) AS seq
@@ -146,14 +152,13 @@ def _proof(rest: int) -> str:
     the passages whose score so far plus the bounds of the terms still to come (`ceiling`) reaches
     the floor. The tie margin (1e-9) keeps a passage that a float's rounding would put a hair below
     the floor."""
-    weight = _WEIGHT.replace("w.weight", "%({name})s")
-    steps = [f"""step{i + 1} AS (SELECT c.passage, c.seq, c.score + COALESCE((SELECT {weight.format(name=f"weight{i}")}
+    steps = [f"""step{i + 1} AS (SELECT c.passage, c.seq, c.score + COALESCE((SELECT {_weight(f"%(weight{i})s")}
     FROM disambig_postings p WHERE p.term = %(term{i})s AND p.passage = c.passage), 0) AS score
   FROM step{i} c WHERE c.score >= (SELECT f FROM floor) - %(ceiling{i})s - 1e-9)""" for i in range(rest)]
     return f"""{_TERMS},
 r(term, weight) AS MATERIALIZED (SELECT * FROM unnest(%(rest_terms)s::text[], %(rest_weights)s::float8[])),
 step0 AS MATERIALIZED ({_ESSENTIAL} HAVING sum({_WEIGHT}) >= %(floor)s - %(ceiling0)s - 1e-9),
-seeds AS (SELECT s.score + COALESCE((SELECT sum({_WEIGHT.replace("w.weight", "r.weight")}) FROM r
+seeds AS (SELECT s.score + COALESCE((SELECT sum({_weight("r.weight")}) FROM r
                                      JOIN disambig_postings p USING (term) WHERE p.passage = s.passage), 0) AS score
           FROM (SELECT * FROM step0 ORDER BY score DESC LIMIT %(seeds)s) s),
 floor AS MATERIALIZED (SELECT GREATEST(%(floor)s::float8,
