@@ -148,6 +148,46 @@ def test_missing_index_and_bad_urls_are_one_line_errors(index_database_url, caps
     assert "pw-s3cret" not in err and err.strip().startswith("disambig: error: cannot connect to PostgreSQL at 127.0.0.1:")
 
 
+def test_hybrid_reads_its_dense_half_beside_on_a_second_connection_and_never_mixes_two_versions(
+        index_database_url, embedder, monkeypatch):
+    from concurrent.futures import Future
+
+    from agent.retrieval.pg_connect import Connections
+
+    store = PgIndexStore(index_database_url, create=True)
+    ingest(store, [doc(f"d{i}", f"passage {i} about engines and rivers") for i in range(20)])
+    reader = Retriever(store)
+    vectors = reader.embed_queries(["zeppelin airship"])
+    serial = store.hits(["zeppelin airship"], vectors, "dense", 5)[1]
+    helpers, original = [], Connections.beside
+
+    def spied(self, work):
+        return original(self, lambda cursor: helpers.append(cursor.connection.info.backend_pid) or work(cursor))
+
+    monkeypatch.setattr(Connections, "beside", spied)
+    version, dense, sparse, _ = store.hits(["zeppelin airship"], vectors, "hybrid", 5)
+    reader_pid = store.connections._connection(index_database_url, read_only=True).info.backend_pid
+    assert dense == serial and helpers and helpers[0] != reader_pid  # the same hits, read by another backend
+
+    def write_between(self, work):  # a write commits after the reader's snapshot, before the helper's
+        ingest(PgIndexStore(index_database_url), [doc("news", "zeppelin airship over the harbour")])
+        return original(self, work)
+
+    monkeypatch.setattr(Connections, "beside", write_between)
+    version_after, dense, _, rows = store.hits(["zeppelin airship"], vectors, "hybrid", 5)
+    assert version_after == version and dense == serial and "news" not in rows  # all of the reader's version
+    monkeypatch.setattr(Connections, "beside", original)
+    assert store.hits(["zeppelin airship"], vectors, "hybrid", 5)[1][0][0][0] == "news"  # the write, once committed
+
+    def failing(self, work):
+        future = Future()
+        future.set_exception(psycopg.OperationalError("helper connection lost"))
+        return future
+
+    monkeypatch.setattr(Connections, "beside", failing)
+    assert [p["id"] for p in reader.search("zeppelin airship", "hybrid", 5)][0] == "news"  # the reader did it
+
+
 def test_sparse_scores_equal_the_embedded_bm25_whether_max_score_proves_the_ranking_or_not(index_database_url, embedder,
                                                                                        monkeypatch):
     import random

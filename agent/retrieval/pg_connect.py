@@ -5,6 +5,8 @@ version of the whole index (passages, vectors, postings, statistics). Reads go t
 in turn; a replica that refuses or drops a connection (killed, restarting, cancelled by WAL
 replay) is skipped for a while and the same read runs again on the next one, the primary last,
 so a dead replica costs a retry, never a failed request. One connection per thread and server.
+A read may hand a part of its work to a second connection on the same server (`beside`), so a
+hybrid search's dense and sparse halves run on two cores at once.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import struct
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, TypeVar
 
 import numpy as np
@@ -21,6 +24,7 @@ from agent.errors import DisambigError, InputError
 T = TypeVar("T")
 RETRY_AFTER = 5.0  # seconds a failed replica is left alone before it is tried again
 CONNECT_TIMEOUT = 3
+HELPERS = 8  # threads (each with its connections) that run the parts handed off by `beside`
 
 
 class Vector:
@@ -83,6 +87,7 @@ class Connections:
         self._down: dict[str, float] = {}
         self._turn = 0
         self._lock = threading.Lock()
+        self._helpers: ThreadPoolExecutor | None = None
         self.reads: dict[str, int] = {}  # served reads per server (host:port/db), for tests and benches
 
     def _connection(self, url: str, read_only: bool):
@@ -129,14 +134,13 @@ class Connections:
         last: Exception | None = None
         for url in ([self.url] if primary else self._order()):
             try:
+                self._local.reading = url
                 connection = self._connection(url, read_only=True)
                 with connection.transaction(), connection.cursor() as cursor:
                     result = work(cursor)
             except (Unreachable, psycopg.OperationalError) as error:
                 last = error
-                dropped = self._local.__dict__.get("connections", {}).pop((url, True), None)
-                if dropped is not None:
-                    dropped.close()
+                self._drop(url)
                 if url != self.url:
                     with self._lock:
                         self._down[url] = time.monotonic() + RETRY_AFTER
@@ -145,6 +149,32 @@ class Connections:
             self.reads[key] = self.reads.get(key, 0) + 1
             return result
         raise last if isinstance(last, Unreachable) else Unreachable(self.url, last)
+
+    def beside(self, work: Callable[[object], T]) -> Future:
+        """From inside `read`: run `work(cursor)` in a helper thread, in its own snapshot
+        transaction on the server this thread reads from. That snapshot may be newer than the
+        reader's (a write can land between the two): the caller compares versions. A failure
+        comes back through the future; the caller then does the work itself."""
+        url = self._local.reading
+        with self._lock:
+            if self._helpers is None:
+                self._helpers = ThreadPoolExecutor(HELPERS, thread_name_prefix="disambig-pg-read")
+
+        def run():
+            try:
+                connection = self._connection(url, read_only=True)
+                with connection.transaction(), connection.cursor() as cursor:
+                    return work(cursor)
+            except Exception:
+                self._drop(url)  # a broken connection is not kept for the next part
+                raise
+
+        return self._helpers.submit(run)
+
+    def _drop(self, url: str) -> None:
+        dropped = self._local.__dict__.get("connections", {}).pop((url, True), None)
+        if dropped is not None:
+            dropped.close()
 
 
 class Unreachable(DisambigError):

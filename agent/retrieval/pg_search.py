@@ -26,18 +26,43 @@ def hits(store, queries: list[str], vectors, mode: str, depth: int):
     """What `Retriever._hits` needs, read in one snapshot transaction (on a read replica when
     the store has any, the primary falling back): (version, dense hits, sparse hits, rows)."""
 
+    def dense_side(cursor) -> list:
+        return [dense_hits(cursor, v, depth) for v in vectors]
+
+    def dense_beside(cursor) -> tuple[int, list]:
+        version = cursor.execute("SELECT value FROM disambig_settings WHERE key = 'version'").fetchone()
+        return int(version[0]) if version else 0, dense_side(cursor)
+
     def work(cursor):
         stats = statistics(cursor)
         if stats["passages"] == 0:
             raise IndexMissingError(f"index {store.path} is empty: run `disambig ingest PATH...`")
-        dense = [dense_hits(cursor, v, depth) for v in vectors] if mode != "sparse" else None
+        dense = None
+        if mode == "hybrid":  # the dense half on a second connection (another core) while this one does BM25
+            beside = store.connections.beside(dense_beside)
+        elif mode == "dense":
+            dense = dense_side(cursor)
         sparse = [sparse_hits(cursor, stats, q, depth) for q in queries] if mode != "dense" else None
+        if mode == "hybrid":
+            dense = _same_version(beside, stats["version"])
+            if dense is None:
+                dense = dense_side(cursor)
         wanted = sorted({i for found in (dense or []) + (sparse or []) for i, _, _ in found})
         rows = cursor.execute("SELECT id, title, text, source FROM disambig_passages WHERE id = ANY(%s)",
                               (wanted,)).fetchall()
         return stats["version"], dense, sparse, {i: {"id": i, "title": t, "text": x, "source": s} for i, t, x, s in rows}
 
     return store.connections.read(work)
+
+
+def _same_version(beside, version: int) -> list | None:
+    """The helper's dense hits when it read the version this snapshot holds, else None (a write
+    landed between the two snapshots, or the helper failed): the caller reads them itself."""
+    try:
+        theirs, dense = beside.result()
+    except Exception:
+        return None
+    return dense if theirs == version else None
 
 
 class PgVectors:
