@@ -52,6 +52,7 @@ ADD = f"""{_TERMS}
 SELECT p.passage, sum({_WEIGHT}) FROM w JOIN disambig_postings p USING (term)
 WHERE p.passage = ANY(%(passages)s) GROUP BY p.passage"""
 WORK_MEM = "64MB"  # a search's hash of passages to scores stays in memory (the default 4MB spills at 1M passages)
+PROBE_COST = 4  # an index probe costs about this many postings scanned (measured at 1M passages)
 SEEDS = 10  # times the depth: the rarest terms' best passages scored in full first, for the floor
 
 
@@ -138,31 +139,54 @@ def _max_score(cursor, params: dict, weights: dict[str, float], bound: dict[str,
     if cut is None or read_from[cut] > budget:
         return None
     rest = rarest_first[cut:]
-    params = {**params, **_arrays({t: weights[t] for t in rarest_first[:cut]}), **_arrays(
+    last = rarest_first[cut - 1] if cut > 1 and PROBE_COST * read_from[cut - 1] < df[rarest_first[cut - 1]] else None
+    essential = rarest_first[:cut - 1] if last else rarest_first[:cut]
+    params = {**params, **_arrays({t: weights[t] for t in essential}), **_arrays(
         {t: weights[t] for t in rest}, "rest_"), "floor": floor, "seeds": SEEDS * depth, "k": depth}
+    if last:
+        params.update({"last": last, "last_weight": weights[last]})
     for step, term in enumerate(rest):
         params.update({f"term{step}": term, f"weight{step}": weights[term], f"ceiling{step}": ceiling_from[cut + step]})
-    return cursor.execute(_proof(len(rest)), params).fetchall()
+    return cursor.execute(_proof(len(rest), bool(last)), params).fetchall()
 
 
-def _proof(rest: int) -> str:
+def _proof(rest: int, last: bool = False) -> str:
     """The statement that proves the top `k` once the essential terms are known: their postings
-    summed once, keeping the passages that can reach the floor (`step0`); the floor raised by the
-    best seeds of them (`floor`); then the `rest` other terms added one per step, rarest first, to
-    the passages whose score so far plus the bounds of the terms still to come (`ceiling`) reaches
-    the floor. The tie margin (1e-9) keeps a passage that a float's rounding would put a hair below
-    the floor."""
+    summed once (`partial`); the floor raised by the best seeds of them (`floor`); the passages
+    that can still reach it (`step0`); then the `rest` other terms added one per step, rarest
+    first, to the passages whose score so far plus the bounds of the terms still to come
+    (`ceiling`) reaches the floor. The tie margin (1e-9) keeps a passage that a float's rounding
+    would put a hair below the floor.
+
+    With `last`, the most common essential term is not summed with the others: the passages of
+    the rarer ones get its weight by an index probe, and its other postings are only scanned,
+    a passage holding it and no rarer essential term kept when that posting alone reaches the
+    raised floor. Scanning a posting costs a fraction of adding it to the hash of passages."""
+    reach = "(SELECT f FROM floor) - %(ceiling0)s - 1e-9"
+    if last:
+        weight = _weight("%(last_weight)s")
+        partial = f"""partial AS MATERIALIZED (SELECT e.passage, e.score + COALESCE((SELECT {weight} FROM disambig_postings p
+      WHERE p.term = %(last)s AND p.passage = e.passage), 0) AS score, e.seq FROM ({_ESSENTIAL}) e)"""
+        step0 = f""",
+step0 AS MATERIALIZED (SELECT passage, score, seq FROM partial WHERE score >= {reach}
+  UNION ALL
+  SELECT p.passage, {weight}, p.seq FROM disambig_postings p
+  WHERE p.term = %(last)s AND {weight} >= {reach} AND NOT EXISTS (SELECT FROM partial c WHERE c.passage = p.passage))"""
+        source = "partial"
+    else:
+        partial = f"step0 AS MATERIALIZED ({_ESSENTIAL} HAVING sum({_WEIGHT}) >= %(floor)s - %(ceiling0)s - 1e-9)"
+        step0, source = "", "step0"
     steps = [f"""step{i + 1} AS (SELECT c.passage, c.seq, c.score + COALESCE((SELECT {_weight(f"%(weight{i})s")}
     FROM disambig_postings p WHERE p.term = %(term{i})s AND p.passage = c.passage), 0) AS score
   FROM step{i} c WHERE c.score >= (SELECT f FROM floor) - %(ceiling{i})s - 1e-9)""" for i in range(rest)]
     return f"""{_TERMS},
 r(term, weight) AS MATERIALIZED (SELECT * FROM unnest(%(rest_terms)s::text[], %(rest_weights)s::float8[])),
-step0 AS MATERIALIZED ({_ESSENTIAL} HAVING sum({_WEIGHT}) >= %(floor)s - %(ceiling0)s - 1e-9),
+{partial},
 seeds AS (SELECT s.score + COALESCE((SELECT sum({_weight("r.weight")}) FROM r
                                      JOIN disambig_postings p USING (term) WHERE p.passage = s.passage), 0) AS score
-          FROM (SELECT * FROM step0 ORDER BY score DESC LIMIT %(seeds)s) s),
+          FROM (SELECT * FROM {source} ORDER BY score DESC LIMIT %(seeds)s) s),
 floor AS MATERIALIZED (SELECT GREATEST(%(floor)s::float8,
-                                       (SELECT score FROM seeds ORDER BY score DESC OFFSET %(k)s - 1 LIMIT 1)) AS f),
+                                       (SELECT score FROM seeds ORDER BY score DESC OFFSET %(k)s - 1 LIMIT 1)) AS f){step0},
 {("," + chr(10)).join(steps)}
 SELECT passage, score FROM step{rest} WHERE score >= (SELECT f FROM floor) - 1e-9
 ORDER BY round(score::numeric, 9) DESC, seq LIMIT %(k)s"""

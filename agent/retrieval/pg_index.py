@@ -165,7 +165,9 @@ class PgIndexStore:
         if not connection.execute("SELECT to_regclass('disambig_passages_embedding') IS NOT NULL OR NOT EXISTS "
                                   "(SELECT 1 FROM disambig_passages)").fetchone()[0]:
             connection.execute(pg_schema.HNSW_INDEX)  # after a first load (or one that was killed)
-            connection.execute("ANALYZE disambig_passages, disambig_postings, disambig_terms")
+            # VACUUM marks the loaded pages all-visible, so searches read postings from the index
+            # alone (index-only scans); autovacuum keeps up with later writes
+            connection.execute("VACUUM (ANALYZE) disambig_passages, disambig_postings, disambig_terms")
         with self.connections.primary().transaction() as tx:
             settings = dict(tx.connection.execute("SELECT key, value FROM disambig_settings").fetchall())
             if settings.get("idf_mean_version") != settings.get("version", "0"):
