@@ -19,6 +19,9 @@ passage is what makes exact BM25 slow at scale. So, MaxScore:
   adds the other terms rarest first, by index probes, to the passages that can still reach the
   floor, dropping after each term those that no longer can (the rarest prunes the most: a
   passage without it loses its whole bound).
+- When the most common essential term has many times the rarer ones' postings, it is scanned
+  instead of summed: the rarer terms' passages get its weight by a probe, and of its other
+  postings only those that alone (with the other terms' bounds) reach the raised floor join them.
 When the essential postings would pass MAX_ESSENTIAL of all the query terms' postings, the plain
 query over every posting answers. Either way the result is the same.
 """
@@ -52,7 +55,8 @@ ADD = f"""{_TERMS}
 SELECT p.passage, sum({_WEIGHT}) FROM w JOIN disambig_postings p USING (term)
 WHERE p.passage = ANY(%(passages)s) GROUP BY p.passage"""
 WORK_MEM = "64MB"  # a search's hash of passages to scores stays in memory (the default 4MB spills at 1M passages)
-PROBE_COST = 4  # an index probe costs about this many postings scanned (measured at 1M passages)
+PROBE_COST = 4  # scan the most common essential term when the rarer ones hold < 1/4 of its postings
+# (each of their passages then costs a probe for it); 4 did best of 3, 4, 6 and 12 at 1M passages
 SEEDS = 10  # times the depth: the rarest terms' best passages scored in full first, for the floor
 
 
@@ -173,7 +177,7 @@ step0 AS MATERIALIZED (SELECT passage, score, seq FROM partial WHERE score >= {r
   SELECT p.passage, {weight}, p.seq FROM disambig_postings p
   WHERE p.term = %(last)s AND {weight} >= {reach} AND NOT EXISTS (SELECT FROM partial c WHERE c.passage = p.passage))"""
         source = "partial"
-    else:
+    else:  # the essential terms summed together are step0, cut at the floor known before the statement
         partial = f"step0 AS MATERIALIZED ({_ESSENTIAL} HAVING sum({_WEIGHT}) >= %(floor)s - %(ceiling0)s - 1e-9)"
         step0, source = "", "step0"
     steps = [f"""step{i + 1} AS (SELECT c.passage, c.seq, c.score + COALESCE((SELECT {_weight(f"%(weight{i})s")}
