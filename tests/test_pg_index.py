@@ -191,6 +191,10 @@ def test_hybrid_reads_its_dense_half_beside_on_a_second_connection_and_never_mix
 def test_sparse_scores_equal_the_embedded_bm25_whether_max_score_proves_the_ranking_or_not(index_database_url, embedder,
                                                                                        monkeypatch):
     import random
+    from collections import Counter
+    from concurrent.futures import Future
+
+    from agent.retrieval.pg_connect import Connections
 
     import agent.retrieval.pg_bm25 as pg_bm25
     from agent.retrieval.bm25 import BM25Index, tokenize
@@ -209,18 +213,34 @@ def test_sparse_scores_equal_the_embedded_bm25_whether_max_score_proves_the_rank
     original = pg_bm25._max_score
     monkeypatch.setattr(pg_bm25, "_max_score", lambda *a: outcomes.append(original(*a)) or outcomes[-1])
     proofs, proof = [], pg_bm25._proof
-    monkeypatch.setattr(pg_bm25, "_proof", lambda rest, last: proofs.append((rest, last)) or proof(rest, last))
-    # as shipped; then proving all it can, to the top 10 and deeper (a low floor lets more passages in)
-    for budget, seeds, k in ((pg_bm25.MAX_ESSENTIAL, pg_bm25.SEEDS, 10), (1.0, 1, 10), (1.0, 1, 60)):
+    monkeypatch.setattr(pg_bm25, "_proof", lambda rest, last, within="": proofs.append((rest, last, within))
+                        or proof(rest, last, within))
+    helpers = Connections.beside
+
+    def failing(self, work):
+        future = Future()
+        future.set_exception(psycopg.OperationalError("helper connection lost"))
+        return future
+
+    # as shipped; then proving all it can, to the top 10 and deeper (a low floor lets more passages in),
+    # every proof in two halves of the passages (the upper on a helper connection, then with the helper failing)
+    for budget, seeds, k, split_from, beside in ((pg_bm25.MAX_ESSENTIAL, pg_bm25.SEEDS, 10, pg_bm25.SPLIT_FROM, helpers),
+                                                 (1.0, 1, 10, 0, helpers), (1.0, 1, 60, 0, helpers),
+                                                 (1.0, 1, 60, 0, failing)):
         monkeypatch.setattr(pg_bm25, "MAX_ESSENTIAL", budget)
         monkeypatch.setattr(pg_bm25, "SEEDS", seeds)
+        monkeypatch.setattr(pg_bm25, "SPLIT_FROM", split_from)
+        monkeypatch.setattr(Connections, "beside", beside)
         for query in queries:
             got = [(p["id"], p["score"]) for p in reader.search(query, "sparse", k)]
             assert_same_ranking(got, reference.search(query, len(rows)), query)
     proved, fell_back = sum(o is not None for o in outcomes), sum(o is None for o in outcomes)
     assert proved >= 10 and fell_back >= 1  # both ways of answering were taken, with the same rankings
-    assert len(proofs) >= 10 and max(rest for rest, _ in proofs) >= 2  # the one-statement proof ran, adding terms in steps
-    assert {last for _, last in proofs} == {True, False}  # with the most common essential term summed, and only scanned
+    assert len(proofs) >= 10 and max(rest for rest, _, _ in proofs) >= 2  # the one-statement proof ran, adding terms in steps
+    assert {last for _, last, _ in proofs} == {True, False}  # with the most common essential term summed, and only scanned
+    halves = Counter(within for _, _, within in proofs)
+    assert halves["p.passage < %(middle)s"] >= 10 and halves[""] >= 10  # in halves, and whole
+    assert halves["p.passage >= %(middle)s"] == halves["p.passage < %(middle)s"]
 
 
 def assert_same_ranking(got: list[tuple], everything: list[tuple], query: str) -> None:

@@ -48,8 +48,14 @@ FULL = f"""{_TERMS}
 SELECT passage, score FROM (SELECT p.passage, sum({_WEIGHT}) AS score, min(p.seq) AS seq
                             FROM w JOIN disambig_postings p USING (term) GROUP BY p.passage) s
 WHERE score <> 0 ORDER BY round(score::numeric, 9) DESC, seq LIMIT %(k)s"""
-_ESSENTIAL = f"""SELECT p.passage, sum({_WEIGHT}) AS score, min(p.seq) AS seq FROM w JOIN disambig_postings p USING (term)
-GROUP BY p.passage"""
+
+
+def _essential(where: str = "") -> str:
+    return f"""SELECT p.passage, sum({_WEIGHT}) AS score, min(p.seq) AS seq FROM w JOIN disambig_postings p USING (term)
+{where}GROUP BY p.passage"""
+
+
+_ESSENTIAL = _essential()
 BEST_ESSENTIAL = f"{_TERMS}\n{_ESSENTIAL} ORDER BY score DESC, seq LIMIT %(k)s"
 ADD = f"""{_TERMS}
 SELECT p.passage, sum({_WEIGHT}) FROM w JOIN disambig_postings p USING (term)
@@ -57,6 +63,8 @@ WHERE p.passage = ANY(%(passages)s) GROUP BY p.passage"""
 WORK_MEM = "64MB"  # a search's hash of passages to scores stays in memory (the default 4MB spills at 1M passages)
 PROBE_COST = 4  # scan the most common essential term when the rarer ones hold < 1/4 of its postings
 # (each of their passages then costs a probe for it); 4 did best of 3, 4, 6 and 12 at 1M passages
+SPLIT_FROM = 5_000  # essential postings from which the proof runs as two halves of the passages, on two
+# connections (at 1M passages, hybrid p50 53-55 ms from 20,000, 48-52 from 5,000, 50 from 0)
 SEEDS = 10  # times the depth: the rarest terms' best passages scored in full first, for the floor
 
 
@@ -80,8 +88,9 @@ def statistics(cursor) -> dict:
             "avg": (int(settings.get("total_length", 0)) / max(passages, 1)) or 1.0}
 
 
-def sparse_hits(cursor, stats: dict, query: str, depth: int) -> list[tuple[str, None, float]]:
-    """Top `depth` (id, None, score) for the query, best first; passages with no query term left out."""
+def sparse_hits(cursor, stats: dict, query: str, depth: int, beside=None) -> list[tuple[str, None, float]]:
+    """Top `depth` (id, None, score) for the query, best first; passages with no query term left out.
+    With `beside` (`Connections.beside`), a large proof runs as two halves on two connections."""
     counts = Counter(tokenize(query))
     if not counts:
         return []
@@ -94,9 +103,10 @@ def sparse_hits(cursor, stats: dict, query: str, depth: int) -> list[tuple[str, 
         weights[term] = counts[term] * (stats["floor"] if idf < 0 else idf)
         bounds[term] = weights[term] * _saturation(max_tf, min_ratio, stats["avg"])
     params = {"k1": K1, "b": B, "avg": stats["avg"], **_arrays(weights), "k": depth}
-    cursor.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
+    _with_work_mem(cursor)
     df = {term: row[0] for term, row in found.items()}
-    rows = _max_score(cursor, params, weights, bounds, df, depth) if len(weights) > 1 else None
+    split = (beside, stats["version"]) if beside else None
+    rows = _max_score(cursor, params, weights, bounds, df, depth, split) if len(weights) > 1 else None
     if rows is None:
         rows = cursor.execute(FULL, params).fetchall()
     return [(passage_id, None, round(float(score), 6)) for passage_id, score in rows]
@@ -117,7 +127,7 @@ def _arrays(weights: dict[str, float], prefix: str = "") -> dict:
 
 
 def _max_score(cursor, params: dict, weights: dict[str, float], bound: dict[str, float], df: dict[str, int],
-               depth: int) -> list[tuple] | None:
+               depth: int, split: tuple | None = None) -> list[tuple] | None:
     """The exact top `depth` from the passages holding the rarest terms, or None when proving it
     would read more than MAX_ESSENTIAL of the postings."""
     rarest_first = sorted(weights, key=lambda term: (df[term], term))
@@ -151,10 +161,62 @@ def _max_score(cursor, params: dict, weights: dict[str, float], bound: dict[str,
         params.update({"last": last, "last_weight": weights[last]})
     for step, term in enumerate(rest):
         params.update({f"term{step}": term, f"weight{step}": weights[term], f"ceiling{step}": ceiling_from[cut + step]})
-    return cursor.execute(_proof(len(rest), bool(last)), params).fetchall()
+    middle = _middle(cursor) if split and read_from[cut] >= SPLIT_FROM else None
+    if middle is None:
+        return [(passage, score) for passage, score, _ in cursor.execute(_proof(len(rest), bool(last)), params)]
+    return _halves(cursor, split, len(rest), bool(last), {**params, "middle": middle}, depth)
 
 
-def _proof(rest: int, last: bool = False) -> str:
+def _middle(cursor) -> str | None:
+    """A passage id near the middle of the postings, from PostgreSQL's statistics sample: where
+    the proof is cut in two. Only the halves' balance depends on it, not the result."""
+    row = cursor.execute("SELECT histogram_bounds::text::text[] FROM pg_stats WHERE schemaname = current_schema() "
+                         "AND tablename = 'disambig_postings' AND attname = 'passage'").fetchone()
+    return row[0][len(row[0]) // 2] if row and row[0] else None
+
+
+def _halves(cursor, split: tuple, rest: int, last: bool, params: dict, depth: int) -> list[tuple]:
+    """The proof over the passages below the middle id here, and above it on a helper connection
+    (another core), merged. Each half's floor is a floor for the whole (its passages are real), so
+    each half's top `depth` holds the whole's top among its passages. When the helper read another
+    version (a write landed between the two snapshots) or failed, this connection proves it too."""
+    beside, version = split
+    upper = _proof(rest, last, "p.passage >= %(middle)s")
+    later = in_version(beside, version, lambda helper: _with_work_mem(helper).execute(upper, params).fetchall())
+    rows = cursor.execute(_proof(rest, last, "p.passage < %(middle)s"), params).fetchall()
+    other = later()
+    if other is None:
+        other = cursor.execute(upper, params).fetchall()
+    return [(passage, score) for score, _, passage in sorted(((s, q, p) for p, s, q in rows + other), key=_rank)[:depth]]
+
+
+def in_version(beside, version: int, work):
+    """Start `work(cursor)` on a helper connection (`Connections.beside`); returns a function that
+    waits for its result, or None when the helper's snapshot holds another version than `version`
+    (a write landed between the two snapshots) or the helper failed: the caller then does the work."""
+
+    def versioned(cursor):
+        found = cursor.execute("SELECT value FROM disambig_settings WHERE key = 'version'").fetchone()
+        return (int(found[0]) if found else 0), work(cursor)
+
+    future = beside(versioned)
+
+    def result():
+        try:
+            theirs, value = future.result()
+        except Exception:
+            return None
+        return value if theirs == version else None
+
+    return result
+
+
+def _with_work_mem(cursor):
+    cursor.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
+    return cursor
+
+
+def _proof(rest: int, last: bool = False, within: str = "") -> str:
     """The statement that proves the top `k` once the essential terms are known: their postings
     summed once (`partial`); the floor raised by the best seeds of them (`floor`); the passages
     that can still reach it (`step0`); then the `rest` other terms added one per step, rarest
@@ -165,20 +227,23 @@ def _proof(rest: int, last: bool = False) -> str:
     With `last`, the most common essential term is not summed with the others: the passages of
     the rarer ones get its weight by an index probe, and its other postings are only scanned,
     a passage holding it and no rarer essential term kept when that posting alone reaches the
-    raised floor. Scanning a posting costs a fraction of adding it to the hash of passages."""
+    raised floor. Scanning a posting costs a fraction of adding it to the hash of passages.
+    `within`, a condition on `p.passage`, keeps the statement to a range of the passages."""
+    essential = _essential(f"WHERE {within}\n" if within else "")
+    within = f" AND {within}" if within else ""
     reach = "(SELECT f FROM floor) - %(ceiling0)s - 1e-9"
     if last:
         weight = _weight("%(last_weight)s")
         partial = f"""partial AS MATERIALIZED (SELECT e.passage, e.score + COALESCE((SELECT {weight} FROM disambig_postings p
-      WHERE p.term = %(last)s AND p.passage = e.passage), 0) AS score, e.seq FROM ({_ESSENTIAL}) e)"""
+      WHERE p.term = %(last)s AND p.passage = e.passage), 0) AS score, e.seq FROM ({essential}) e)"""
         step0 = f""",
 step0 AS MATERIALIZED (SELECT passage, score, seq FROM partial WHERE score >= {reach}
   UNION ALL
   SELECT p.passage, {weight}, p.seq FROM disambig_postings p
-  WHERE p.term = %(last)s AND {weight} >= {reach} AND NOT EXISTS (SELECT FROM partial c WHERE c.passage = p.passage))"""
+  WHERE p.term = %(last)s{within} AND {weight} >= {reach} AND NOT EXISTS (SELECT FROM partial c WHERE c.passage = p.passage))"""
         source = "partial"
     else:  # the essential terms summed together are step0, cut at the floor known before the statement
-        partial = f"step0 AS MATERIALIZED ({_ESSENTIAL} HAVING sum({_WEIGHT}) >= %(floor)s - %(ceiling0)s - 1e-9)"
+        partial = f"step0 AS MATERIALIZED ({essential} HAVING sum({_WEIGHT}) >= %(floor)s - %(ceiling0)s - 1e-9)"
         step0, source = "", "step0"
     steps = [f"""step{i + 1} AS (SELECT c.passage, c.seq, c.score + COALESCE((SELECT {_weight(f"%(weight{i})s")}
     FROM disambig_postings p WHERE p.term = %(term{i})s AND p.passage = c.passage), 0) AS score
@@ -192,7 +257,7 @@ seeds AS (SELECT s.score + COALESCE((SELECT sum({_weight("r.weight")}) FROM r
 floor AS MATERIALIZED (SELECT GREATEST(%(floor)s::float8,
                                        (SELECT score FROM seeds ORDER BY score DESC OFFSET %(k)s - 1 LIMIT 1)) AS f){step0},
 {("," + chr(10)).join(steps)}
-SELECT passage, score FROM step{rest} WHERE score >= (SELECT f FROM floor) - 1e-9
+SELECT passage, score, seq FROM step{rest} WHERE score >= (SELECT f FROM floor) - 1e-9
 ORDER BY round(score::numeric, 9) DESC, seq LIMIT %(k)s"""
 
 

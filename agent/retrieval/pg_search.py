@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 from agent.errors import IndexMissingError
 from agent.retrieval.corpus import content_id
-from agent.retrieval.pg_bm25 import sparse_hits, statistics
+from agent.retrieval.pg_bm25 import in_version, sparse_hits, statistics
 from agent.retrieval.pg_connect import Vector, parse_vector
 
 EF_SEARCH = 100  # HNSW candidate list per query (pgvector's default is 40); raised to the depth asked for
@@ -29,22 +29,19 @@ def hits(store, queries: list[str], vectors, mode: str, depth: int):
     def dense_side(cursor) -> list:
         return [dense_hits(cursor, v, depth) for v in vectors]
 
-    def dense_beside(cursor) -> tuple[int, list]:
-        version = cursor.execute("SELECT value FROM disambig_settings WHERE key = 'version'").fetchone()
-        return int(version[0]) if version else 0, dense_side(cursor)
-
     def work(cursor):
         stats = statistics(cursor)
         if stats["passages"] == 0:
             raise IndexMissingError(f"index {store.path} is empty: run `disambig ingest PATH...`")
+        beside = store.connections.beside
         dense = None
         if mode == "hybrid":  # the dense half on a second connection (another core) while this one does BM25
-            beside = store.connections.beside(dense_beside)
+            dense_later = in_version(beside, stats["version"], dense_side)
         elif mode == "dense":
             dense = dense_side(cursor)
-        sparse = [sparse_hits(cursor, stats, q, depth) for q in queries] if mode != "dense" else None
+        sparse = [sparse_hits(cursor, stats, q, depth, beside) for q in queries] if mode != "dense" else None
         if mode == "hybrid":
-            dense = _same_version(beside, stats["version"])
+            dense = dense_later()
             if dense is None:
                 dense = dense_side(cursor)
         wanted = sorted({i for found in (dense or []) + (sparse or []) for i, _, _ in found})
@@ -53,16 +50,6 @@ def hits(store, queries: list[str], vectors, mode: str, depth: int):
         return stats["version"], dense, sparse, {i: {"id": i, "title": t, "text": x, "source": s} for i, t, x, s in rows}
 
     return store.connections.read(work)
-
-
-def _same_version(beside, version: int) -> list | None:
-    """The helper's dense hits when it read the version this snapshot holds, else None (a write
-    landed between the two snapshots, or the helper failed): the caller reads them itself."""
-    try:
-        theirs, dense = beside.result()
-    except Exception:
-        return None
-    return dense if theirs == version else None
 
 
 class PgVectors:
