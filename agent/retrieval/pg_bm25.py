@@ -22,6 +22,8 @@ passage is what makes exact BM25 slow at scale. So, MaxScore:
 - When the most common essential term has many times the rarer ones' postings, it is scanned
   instead of summed: the rarer terms' passages get its weight by a probe, and of its other
   postings only those that alone (with the other terms' bounds) reach the raised floor join them.
+- A large proof runs as two halves of the passage ids, the upper one on a helper connection:
+  each half's floor is a floor for the whole, so the two top `depth` merge into the exact one.
 When the essential postings would pass MAX_ESSENTIAL of all the query terms' postings, the plain
 query over every posting answers. Either way the result is the same.
 """
