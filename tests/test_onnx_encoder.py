@@ -53,6 +53,19 @@ def test_an_export_that_differs_from_the_torch_encoder_is_refused(tmp_path, monk
     assert not list((tmp_path / "models").glob("all-MiniLM*"))  # neither the file nor a partial one is left
 
 
+def test_another_install_of_the_same_weights_reuses_the_export(tmp_path, monkeypatch):
+    real = onnx_minilm._weights_digest()
+    copy = tmp_path / "model"
+    copy.mkdir()
+    with open(copy / "model.safetensors", "wb") as handle:  # the same size, written now: another mtime
+        handle.truncate((onnx_minilm.model_dir() / "model.safetensors").stat().st_size)
+    monkeypatch.setattr(onnx_minilm, "model_dir", lambda: copy)
+    assert onnx_minilm._weights_digest() == real
+    with open(copy / "model.safetensors", "ab") as handle:  # other weights: another export
+        handle.write(b"0")
+    assert onnx_minilm._weights_digest() != real
+
+
 HEAVY = ('torch', 'sentence_transformers', 'transformers', 'sklearn')  # seconds of a fresh process's start each
 
 

