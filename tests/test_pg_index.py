@@ -11,12 +11,14 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import Future
 
 import psycopg
 import pytest
 
 from agent.errors import IndexMissingError, InputError
 from agent.retrieval.corpus import Document
+from agent.retrieval.pg_connect import Connections
 from agent.retrieval.pg_index import PgIndexStore
 from agent.retrieval.retriever import Retriever
 from agent.retrieval.updates import delete_documents, ingest, stats
@@ -148,11 +150,15 @@ def test_missing_index_and_bad_urls_are_one_line_errors(index_database_url, caps
     assert "pw-s3cret" not in err and err.strip().startswith("disambig: error: cannot connect to PostgreSQL at 127.0.0.1:")
 
 
+def helper_lost(connections, work):
+    """`Connections.beside` when the helper's connection is lost."""
+    future = Future()
+    future.set_exception(psycopg.OperationalError("helper connection lost"))
+    return future
+
+
 def test_hybrid_reads_its_dense_half_beside_on_a_second_connection_and_never_mixes_two_versions(
         index_database_url, embedder, monkeypatch):
-    from concurrent.futures import Future
-
-    from agent.retrieval.pg_connect import Connections
 
     store = PgIndexStore(index_database_url, create=True)
     ingest(store, [doc(f"d{i}", f"passage {i} about engines and rivers") for i in range(20)])
@@ -179,12 +185,7 @@ def test_hybrid_reads_its_dense_half_beside_on_a_second_connection_and_never_mix
     monkeypatch.setattr(Connections, "beside", original)
     assert store.hits(["zeppelin airship"], vectors, "hybrid", 5)[1][0][0][0] == "news"  # the write, once committed
 
-    def failing(self, work):
-        future = Future()
-        future.set_exception(psycopg.OperationalError("helper connection lost"))
-        return future
-
-    monkeypatch.setattr(Connections, "beside", failing)
+    monkeypatch.setattr(Connections, "beside", helper_lost)
     assert [p["id"] for p in reader.search("zeppelin airship", "hybrid", 5)][0] == "news"  # the reader did it
 
 
@@ -192,9 +193,6 @@ def test_sparse_scores_equal_the_embedded_bm25_whether_max_score_proves_the_rank
                                                                                        monkeypatch):
     import random
     from collections import Counter
-    from concurrent.futures import Future
-
-    from agent.retrieval.pg_connect import Connections
 
     import agent.retrieval.pg_bm25 as pg_bm25
     from agent.retrieval.bm25 import BM25Index, tokenize
@@ -217,16 +215,11 @@ def test_sparse_scores_equal_the_embedded_bm25_whether_max_score_proves_the_rank
                         or proof(rest, last, within))
     helpers = Connections.beside
 
-    def failing(self, work):
-        future = Future()
-        future.set_exception(psycopg.OperationalError("helper connection lost"))
-        return future
-
     # as shipped; then proving all it can, to the top 10 and deeper (a low floor lets more passages in),
     # every proof in two halves of the passages (the upper on a helper connection, then with the helper failing)
     for budget, seeds, k, split_from, beside in ((pg_bm25.MAX_ESSENTIAL, pg_bm25.SEEDS, 10, pg_bm25.SPLIT_FROM, helpers),
                                                  (1.0, 1, 10, 0, helpers), (1.0, 1, 60, 0, helpers),
-                                                 (1.0, 1, 60, 0, failing)):
+                                                 (1.0, 1, 60, 0, helper_lost)):
         monkeypatch.setattr(pg_bm25, "MAX_ESSENTIAL", budget)
         monkeypatch.setattr(pg_bm25, "SEEDS", seeds)
         monkeypatch.setattr(pg_bm25, "SPLIT_FROM", split_from)
@@ -245,9 +238,9 @@ def test_sparse_scores_equal_the_embedded_bm25_whether_max_score_proves_the_rank
 
 def assert_same_ranking(got: list[tuple], everything: list[tuple], query: str) -> None:
     """The top len(got) of the embedded BM25 (`everything`: every match ranked): the same scores,
-    each passage once, and the same passages at each score; passages whose scores differ by less
-    than the embedded matrix's float32 rounding (1e-5) count as tied, and at the cut any of the
-    tied ones may be kept."""
+    each passage once, and the same passages at each score. Scores equal but for the order of a
+    float sum (the embedded matrix orders them by that rounding, PostgreSQL rounds to 9 decimals
+    and orders by passage) count as tied, within 1e-5; at the cut any of the tied ones may be kept."""
     want = [(i, round(s, 6)) for i, s in everything[:len(got)]]
     assert len(got) == len(want) and len({i for i, _ in got}) == len(got), query
     assert all(abs(a - b) <= 2e-6 for (_, a), (_, b) in zip(got, want)), query
