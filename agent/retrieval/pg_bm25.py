@@ -90,6 +90,12 @@ def statistics(cursor) -> dict:
             "avg": (int(settings.get("total_length", 0)) / max(passages, 1)) or 1.0}
 
 
+def version_of(db) -> int:
+    """The index version the snapshot `db` reads (bumped by every write transaction)."""
+    found = db.execute("SELECT value FROM disambig_settings WHERE key = 'version'").fetchone()
+    return int(found[0]) if found else 0
+
+
 def sparse_hits(cursor, stats: dict, query: str, depth: int, beside=None) -> list[tuple[str, None, float]]:
     """Top `depth` (id, None, score) for the query, best first; passages with no query term left out.
     With `beside` (`Connections.beside`), a large proof runs as two halves on two connections."""
@@ -156,8 +162,8 @@ def _max_score(cursor, params: dict, weights: dict[str, float], bound: dict[str,
         return None
     rest = rarest_first[cut:]
     last = rarest_first[cut - 1] if cut > 1 and PROBE_COST * read_from[cut - 1] < df[rarest_first[cut - 1]] else None
-    essential = rarest_first[:cut - 1] if last else rarest_first[:cut]
-    params = {**params, **_arrays({t: weights[t] for t in essential}), **_arrays(
+    summed = rarest_first[:cut - 1] if last else rarest_first[:cut]
+    params = {**params, **_arrays({t: weights[t] for t in summed}), **_arrays(
         {t: weights[t] for t in rest}, "rest_"), "floor": floor, "seeds": SEEDS * depth, "k": depth}
     if last:
         params.update({"last": last, "last_weight": weights[last]})
@@ -198,8 +204,7 @@ def in_version(beside, version: int, work):
     (a write landed between the two snapshots) or the helper failed: the caller then does the work."""
 
     def versioned(cursor):
-        found = cursor.execute("SELECT value FROM disambig_settings WHERE key = 'version'").fetchone()
-        return (int(found[0]) if found else 0), work(cursor)
+        return version_of(cursor), work(cursor)
 
     future = beside(versioned)
 
@@ -243,10 +248,9 @@ step0 AS MATERIALIZED (SELECT passage, score, seq FROM partial WHERE score >= {r
   UNION ALL
   SELECT p.passage, {weight}, p.seq FROM disambig_postings p
   WHERE p.term = %(last)s{within} AND {weight} >= {reach} AND NOT EXISTS (SELECT FROM partial c WHERE c.passage = p.passage))"""
-        source = "partial"
-    else:  # the essential terms summed together are step0, cut at the floor known before the statement
-        partial = f"step0 AS MATERIALIZED ({essential} HAVING sum({_WEIGHT}) >= %(floor)s - %(ceiling0)s - 1e-9)"
-        step0, source = "", "step0"
+    else:  # the essential terms summed together, cut at the floor known before the statement
+        partial = f"partial AS MATERIALIZED ({essential} HAVING sum({_WEIGHT}) >= %(floor)s - %(ceiling0)s - 1e-9)"
+        step0 = ",\nstep0 AS (SELECT * FROM partial)"
     steps = [f"""step{i + 1} AS (SELECT c.passage, c.seq, c.score + COALESCE((SELECT {_weight(f"%(weight{i})s")}
     FROM disambig_postings p WHERE p.term = %(term{i})s AND p.passage = c.passage), 0) AS score
   FROM step{i} c WHERE c.score >= (SELECT f FROM floor) - %(ceiling{i})s - 1e-9)""" for i in range(rest)]
@@ -255,7 +259,7 @@ r(term, weight) AS MATERIALIZED (SELECT * FROM unnest(%(rest_terms)s::text[], %(
 {partial},
 seeds AS (SELECT s.score + COALESCE((SELECT sum({_weight("r.weight")}) FROM r
                                      JOIN disambig_postings p USING (term) WHERE p.passage = s.passage), 0) AS score
-          FROM (SELECT * FROM {source} ORDER BY score DESC LIMIT %(seeds)s) s),
+          FROM (SELECT * FROM partial ORDER BY score DESC LIMIT %(seeds)s) s),
 floor AS MATERIALIZED (SELECT GREATEST(%(floor)s::float8,
                                        (SELECT score FROM seeds ORDER BY score DESC OFFSET %(k)s - 1 LIMIT 1)) AS f){step0},
 {("," + chr(10)).join(steps)}

@@ -24,6 +24,7 @@ from agent.retrieval.bm25 import tokenize
 from agent.retrieval.changes import change_plan, document_of as _doc_id, passage_row as _row
 from agent.retrieval.corpus import content_id
 from agent.retrieval.embeddings import get_embedder
+from agent.retrieval.pg_bm25 import version_of
 from agent.retrieval.pg_connect import Connections, Vector, redact
 
 DIMENSIONS = {"minilm": 384}
@@ -255,9 +256,9 @@ class PgIndexStore:
 
 def read_rows(db, ids: list[str]) -> tuple[int, dict[str, dict]]:
     """The version and the passages by id, read on `db` inside the caller's transaction."""
-    version = db.execute("SELECT value FROM disambig_settings WHERE key = 'version'").fetchone()
+    version = version_of(db)
     rows = db.execute("SELECT id, title, text, source FROM disambig_passages WHERE id = ANY(%s)", (list(ids),))
-    return int(version[0]) if version else 0, {i: {"id": i, "title": t, "text": x, "source": s} for i, t, x, s in rows}
+    return version, {i: {"id": i, "title": t, "text": x, "source": s} for i, t, x, s in rows}
 
 
 def passage_text(passage: dict) -> str:
