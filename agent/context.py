@@ -97,7 +97,7 @@ class Context:
         "Final answer: the model's checked sentences plus one per reading they miss (checked), or readings only (template)",
     )
     # answer assembly (agent/assembly/): the learned reading selector and its thresholds
-    max_readings: int = field(default=5, metadata={"description": "Extractive readings stated at most (0: none)"})
+    max_readings: int = field(default=4, metadata={"description": "Extractive readings stated at most (0: none; 4 chosen on the tune splits, see the selector card)"})
     reading_threshold: float = field(
         default=0.0, metadata={"description": "Selector probability a reading needs; 0 uses the shipped model's threshold"})
     confident_threshold: float = field(

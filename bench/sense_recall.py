@@ -1,13 +1,14 @@
 """Sense recall on the demo fixture (or the held-out one), per method, with a real model.
 
     DISAMBIG_LLM_THREADS=2 .venv/bin/python bench/sense_recall.py --index DIR --methods auto vanilla
-        [--fixture demo|heldout] [--model local] [--sample 12] [--seed 0] [--out runs.jsonl] [--cache replies.sqlite]
+        [--fixture demo|heldout|tune] [--model local] [--sample 12] [--seed 0] [--out runs.jsonl] [--cache replies.sqlite]
 
 Ambiguous questions: sense recall = the share of labelled senses whose short answer appears in a
 sentence of the final answer that cites a passage of that sense (passage senses come from the demo
 and held-out corpora). Clear questions: the share whose answer cites no passage of another sense or
 topic (no invented second sense). `--fixture heldout` asks the held-out, test-only questions
-(agent/data/heldout_questions.json: report on them, never tune on them). Prints one row per method
+(agent/data/heldout_questions.json: report on them, never tune on them); `--fixture tune` the
+tune fixture (bench/fixtures/, tune only, over an index of its corpus with the demo corpus). Prints one row per method
 with the cost columns; every result is appended to `--out` as a JSON line. `--cache` replays the
 model's replies from an eval response store (a rerun after a change to the code around the calls
 costs no model time; its seconds are then not model time either).
@@ -33,13 +34,15 @@ from agent.evaluation.sentence_metrics import sentence_scores, summarize  # noqa
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "agent" / "data"
-FIXTURES = {"demo": "demo_questions.json", "heldout": "heldout_questions.json"}
-CORPORA = ("demo_corpus.jsonl", "heldout_corpus.jsonl")
+TUNE_FIXTURE = ROOT / "bench" / "fixtures"  # tune only: its own index (train_selector.py --tune-index)
+FIXTURES = {"demo": DATA / "demo_questions.json", "heldout": DATA / "heldout_questions.json",
+            "tune": TUNE_FIXTURE / "tune_questions.json"}
+CORPORA = (DATA / "demo_corpus.jsonl", DATA / "heldout_corpus.jsonl", TUNE_FIXTURE / "tune_corpus.jsonl")
 
 
 def passage_senses() -> dict[str, tuple[str, str]]:
     """passage id -> (topic, sense) from the demo and held-out corpora (`ingest --demo` indexes both)."""
-    rows = [json.loads(line) for name in CORPORA for line in (DATA / name).read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for path in CORPORA if path.exists() for line in path.read_text().splitlines() if line.strip()]
     return {row["id"]: (row.get("topic", ""), row.get("sense", "")) for row in rows}
 
 
@@ -86,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", required=True, help="an index of the demo corpus (disambig ingest --demo --index DIR)")
     parser.add_argument("--methods", nargs="+", default=["auto", "vanilla"])
     parser.add_argument("--fixture", choices=sorted(FIXTURES), default="demo",
-                        help="demo (tuned on) or heldout (test only, never tune on it)")
+                        help="demo (split in tune/test), heldout (test only, never tune on it) or tune (tune only)")
     parser.add_argument("--model", default="local")
     parser.add_argument("--sample", type=int, default=0, help="seeded sample of questions (0: all)")
     parser.add_argument("--seed", type=int, default=0)
@@ -102,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         return report([json.loads(line) for line in Path(args.rescore).read_text().splitlines() if line.strip()],
                       args.fixture, args.model, rescore=True)
     model = register_cached_model(args.model, ResponseStore(args.cache)) if args.cache else args.model
-    questions = json.loads((DATA / FIXTURES[args.fixture]).read_text())["questions"]
+    questions = json.loads(FIXTURES[args.fixture].read_text())["questions"]
     if args.split != "all" and args.fixture == "demo":
         wanted = set((ROOT / "bench" / "splits" / f"demo_{args.split}.txt").read_text().split())
         questions = [q for q in questions if q["id"] in wanted]
@@ -133,7 +136,7 @@ def report(rows: list[dict], fixture: str, model: str, rescore: bool = False) ->
     """One row per method and label: sense recall, sentence precision, broken sentences per 100
     answers, characters, sense F1, answered share and cost."""
     if rescore:
-        questions = {q["id"]: q for name in FIXTURES.values() for q in json.loads((DATA / name).read_text())["questions"]}
+        questions = {q["id"]: q for path in FIXTURES.values() for q in json.loads(path.read_text())["questions"]}
         senses = passage_senses()
         rows = [{**row, **score(questions[row["id"]], row, senses)} for row in rows]
     print(f"\nAnswer quality on the {fixture} fixture with `{model}` ({len({r['id'] for r in rows})} questions)\n")

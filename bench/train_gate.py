@@ -1,10 +1,10 @@
 """Train the learned gate on the tune splits; write the model and its card.
 
-    .venv/bin/python bench/train_gate.py --demo-index DIR --wiki-index DIR [--ambignq N]
+    .venv/bin/python bench/train_gate.py --demo-index DIR --tune-index DIR --wiki-index DIR [--ambignq N]
         [--out agent/data/gate_model.npz] [--card agent/data/gate_card.md]
 
-Data: the demo fixture's tune ids (labels clear/ambiguous) and a seeded sample of N AmbigNQ dev
-tune ids (bench/splits/ambignq_tune.txt; ambiguous when an annotation is multipleQAs), their
+Data: the demo fixture's tune ids and the tune fixture (bench/fixtures/; labels clear/ambiguous)
+and a seeded sample of N AmbigNQ dev tune ids (bench/splits/ambignq_tune.txt; ambiguous when an annotation is multipleQAs), their
 pools retrieved as auto retrieves (15 hybrid passages; AmbigNQ over the wiki pool index).
 Features: agent/assembly/gate.py GATE_FEATURES. The threshold is the highest whose tune recall
 reaches TARGET_RECALL (an ambiguous question judged clear loses senses; a clear one judged
@@ -28,7 +28,7 @@ from agent.assembly.gate import GATE_FEATURES, GATE_MODEL_PATH, GateModel, gate_
 from agent.context import Context  # noqa: E402
 from agent.retrieval.retriever import get_retriever  # noqa: E402
 from agent.steps.ambiguity_signals import is_ambiguous  # noqa: E402
-from bench.train_selector import POOL, SHARED, fit_logistic, fixture_questions, ids  # noqa: E402
+from bench.train_selector import POOL, SHARED, TUNE_FIXTURE, fit_logistic, fixture_questions, ids  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_RECALL = 0.9
@@ -64,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--demo-index", required=True)
     parser.add_argument("--wiki-index")
+    parser.add_argument("--tune-index", help="index of the tune fixture with the demo corpus (see train_selector.py); "
+                                             "its questions join the training rows")
     parser.add_argument("--ambignq", type=int, default=80, help="AmbigNQ questions per split (0: none)")
     parser.add_argument("--out", default=str(GATE_MODEL_PATH))
     parser.add_argument("--card", default=str(ROOT / "agent" / "data" / "gate_card.md"))
@@ -71,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     from sklearn.metrics import roc_auc_score
 
     tune = signals_of(fixture_questions("demo_questions.json", ids("demo_tune")), args.demo_index)
+    if args.tune_index:
+        tune += signals_of(fixture_questions("tune_questions.json", None, TUNE_FIXTURE), args.tune_index)
     tests = {"demo test": signals_of(fixture_questions("demo_questions.json", ids("demo_test")), args.demo_index),
              "held-out fixture": signals_of(fixture_questions("heldout_questions.json", None), args.demo_index)}
     if args.wiki_index:
@@ -103,9 +107,10 @@ def main(argv: list[str] | None = None) -> int:
 def card(model: GateModel, report: dict) -> str:
     lines = ["# Learned gate: model card", "",
              "Logistic regression (scikit-learn, standardized features): is the question ambiguous over its",
-             "retrieved passages? Trained by `bench/train_gate.py --demo-index DIR --wiki-index DIR` on the demo",
-             "fixture's tune ids and a seeded AmbigNQ dev tune sample (wiki pool index). Labels: the fixture's",
-             "clear/ambiguous; AmbigNQ: ambiguous when an annotation is multipleQAs.", "",
+             "retrieved passages? Trained by `bench/train_gate.py --demo-index DIR --tune-index DIR --wiki-index DIR`",
+             "on the demo fixture's tune ids, the tune fixture (bench/fixtures/, over its own index) and a seeded",
+             "AmbigNQ dev tune sample (wiki pool index). Labels: the fixtures' clear/ambiguous; AmbigNQ: ambiguous",
+             "when an annotation is multipleQAs.", "",
              f"Threshold {model.threshold:.2f}: the highest on the tune grid with recall >= {TARGET_RECALL}.", "",
              "| feature | weight (standardized) |", "|---|---:|"]
     lines += [f"| {name} | {w:+.2f} |" for name, w in sorted(zip(GATE_FEATURES, model.coef), key=lambda x: -abs(x[1]))]

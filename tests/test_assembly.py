@@ -91,6 +91,11 @@ def test_a_reading_is_introduced_by_its_sense_unless_it_names_it():
     assert reading_text("Hewlett-Packard is an American technology company.", COMPANY, passages) == (
         "Hewlett-Packard is an American technology company [1].")
     assert reading_text("It ends mid-way and", HORSEPOWER, passages).endswith("and ... [2]")
+    section = {"id": "v", "title": "Saturn V: design and size", "text": "It stood 110.6 metres tall."}
+    assert reading_text("It stood 110.6 metres tall.", section, [section]) == (
+        "For Saturn V, it stood 110.6 metres tall [1].")  # the sense, not the title and a colon
+    assert reading_text("The Saturn V stood 110.6 metres tall.", section, [section]) == (
+        "The Saturn V stood 110.6 metres tall [1].")
 
 
 def test_compose_keeps_what_came_first_and_skips_repeats():

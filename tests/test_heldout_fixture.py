@@ -1,5 +1,6 @@
-"""The held-out, test-only fixture (issue 29): its labels must be checkable against its own
-documents, and it must stay disjoint from the demo fixture it is meant to test beyond."""
+"""The held-out, test-only fixture and the tune fixture (issue 29): their labels must be
+checkable against their own documents, and each must stay disjoint from the demo fixture and
+from each other (the tune fixture trains the selector; the held-out one tests beyond it)."""
 
 import json
 from collections import Counter, defaultdict
@@ -7,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[1] / "agent" / "data"
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "agent" / "data"
+TUNE = ROOT / "bench" / "fixtures"
+# name -> (corpus, questions, passage id prefix, what its note must say)
+FIXTURES = {"heldout": (DATA / "heldout_corpus.jsonl", DATA / "heldout_questions.json", "h2-", "never"),
+            "tune": (TUNE / "tune_corpus.jsonl", TUNE / "tune_questions.json", "t3-", "tune only")}
 WH_WORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how"}
 
 
@@ -16,9 +22,14 @@ def load_jsonl(path: Path) -> list[dict]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+@pytest.fixture(scope="module", params=sorted(FIXTURES))
+def name(request):
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def passages():
-    return load_jsonl(DATA / "heldout_corpus.jsonl")
+def passages(name):
+    return load_jsonl(FIXTURES[name][0])
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +38,8 @@ def by_id(passages):
 
 
 @pytest.fixture(scope="module")
-def fixture():
-    return json.loads((DATA / "heldout_questions.json").read_text(encoding="utf-8"))
+def fixture(name):
+    return json.loads(FIXTURES[name][1].read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
@@ -36,26 +47,26 @@ def demo():
     return json.loads((DATA / "demo_questions.json").read_text(encoding="utf-8"))
 
 
-def test_says_it_is_test_only(fixture):
-    assert "never" in fixture["note"].lower() and "tun" in fixture["note"].lower()
+def test_says_what_it_may_be_used_for(fixture, name):
+    assert FIXTURES[name][3] in fixture["note"].lower() and "tun" in fixture["note"].lower()
 
 
-def test_passage_ids_are_unique_and_shaped(passages):
+def test_passage_ids_are_unique_and_shaped(passages, name):
     ids = [p["id"] for p in passages]
     assert not [i for i, n in Counter(ids).items() if n > 1]
     for p in passages:
         for key in ("id", "title", "text", "topic", "sense"):
             assert isinstance(p.get(key), str) and p[key].strip(), (p.get("id"), key)
-        assert p["id"].startswith(f"h2-{p['topic']}-{p['sense']}-"), p["id"]
+        assert p["id"].startswith(f"{FIXTURES[name][2]}{p['topic']}-{p['sense']}-"), p["id"]
         assert 50 <= len(p["text"].split()) <= 130, (p["id"], len(p["text"].split()))
 
 
-def test_no_passage_id_collides_with_the_demo_corpus(passages):
-    demo_ids = {p["id"] for p in load_jsonl(DATA / "demo_corpus.jsonl")}
-    assert not demo_ids & {p["id"] for p in passages}
+def test_no_passage_id_collides_with_the_demo_corpus_or_the_other_fixture(passages, name):
+    others = [DATA / "demo_corpus.jsonl"] + [corpus for other, (corpus, *_) in FIXTURES.items() if other != name]
+    assert not {p["id"] for path in others for p in load_jsonl(path)} & {p["id"] for p in passages}
 
 
-def test_topics_are_new_and_have_several_senses(passages, fixture, demo):
+def test_topics_are_new_and_have_several_senses(passages, fixture, demo, name):
     senses = defaultdict(set)
     for p in passages:
         senses[p["topic"]].add(p["sense"])
@@ -63,6 +74,9 @@ def test_topics_are_new_and_have_several_senses(passages, fixture, demo):
     assert len(topics) >= 8
     assert topics == set(senses)
     assert not topics & {t["topic"] for t in demo["topics"]}
+    for other, (_, questions, *_) in FIXTURES.items():
+        if other != name:
+            assert not topics & {t["topic"] for t in json.loads(questions.read_text(encoding="utf-8"))["topics"]}
     for entry in fixture["topics"]:
         assert set(entry["senses"]) == senses[entry["topic"]], entry["topic"]
         assert len(entry["senses"]) >= 2 and entry["sample_question"].strip()
