@@ -159,6 +159,26 @@ def test_a_model_sentence_stopping_on_a_word_that_needs_more_goes():
     assert model_sentences(answer, shown) == ["Watt wanted to market steam engines [1]."]
 
 
+def test_a_copy_of_a_passage_sentence_stopping_before_its_verb_is_cut():
+    """The 1.5B copies a passage sentence and stops mid-clause ("... how its source [3].", seen on
+    the demo tune split); a copy that stops at a clause's end, or before "of"/"to", stands."""
+    from agent.assembly.text import stops_short
+    from agent.evaluation.sentence_metrics import broken_sentences
+
+    shown = [{"id": "a", "title": "Amazon River", "text": "The Amazon River is about 6,400 kilometres long, the longest "
+              "or second longest river depending on how its source is measured. It has an annual discharge of "
+              "209,000 cubic metres per second to the Atlantic and more water than the next seven rivers combined."}]
+    cut = "The Amazon River is about 6,400 kilometres long, the longest or second longest river depending on how its source [1]."
+    short = "The Amazon River is about 6,400 kilometres long [1]."
+    before_of = "It has an annual discharge [1]."
+    before_to = "It has an annual discharge of 209,000 cubic metres per second [1]."
+    assert cut not in model_sentences(f"{short} {cut}", shown)
+    assert [stops_short(s, shown) for s in (cut, short, before_of, before_to)] == [True, False, False, False]
+    assert [why for _, why in broken_sentences([short, cut], shown)] == ["cut"]
+    assert stops_short("It has an annual discharge of 209,000 cubic metres per second to the Atlantic and more water [1].",
+                       shown)  # "more water | than the next seven rivers"
+
+
 @pytest.mark.parametrize("cut", ["The business case promises the retirement of about [1].",
                                  "Dujardin won for his performance in [1].", "Bezos originally incorporated the [1]."])
 def test_every_check_of_a_cut_sentence_agrees(cut):

@@ -21,6 +21,7 @@ from agent.assembly.text import (
     question_words,
     said_words,
     spells_out,
+    stops_short,
 )
 from agent.llm.answers import cited_numbers, ends_dangling
 from agent.llm.prompts import CITATION_MARKER
@@ -188,8 +189,9 @@ def on_question(kept: list[str], question: str, embed) -> list[str]:
 def ends_at_cut(sentence: str, passages: list[dict]) -> bool:
     """Whether the sentence stops mid-way: on a word that needs what follows ("... to market
     his [5].", "... derived from Greek words meaning [1]."), or where a cited passage is cut off
-    mid-sentence (a chunk boundary) and the model copied the fragment."""
-    if ends_dangling(sentence):
+    mid-sentence (a chunk boundary) and the model copied the fragment, or where the passage
+    sentence it copies goes on with its verb (`stops_short`)."""
+    if ends_dangling(sentence) or stops_short(sentence, passages):
         return True
     tail = tokens(CITATION_MARKER.sub(" ", sentence))[-3:]
     if len(tail) < 3:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import re
 
+from agent.llm.answers import cited_numbers
 from agent.steps.ambiguity_signals import title_years, years_named
 from agent.steps.grounding import STOPWORDS, content_tokens, passage_words, said_words, stem, tokens
 from agent.steps.interpretations import sentences
@@ -326,3 +327,30 @@ def question_form(question: str) -> str:
     first = (re.findall(r"[a-z]+", asked) or ["other"])[0]
     first = "who" if first in ("whom", "whose") else first
     return first if first in _FORMS else "other"
+
+
+# words with which a sentence goes on from a phrase that cannot end it: its verb ("depending on how
+# its source | is measured") or a comparison's second half ("more | than"); not "to" or "of", before
+# which a copy may stop whole ("an allowance | of $1,500", "$1,500 | to spend on courses")
+GOES_ON = frozenset("is are was were than".split())
+_WORD = re.compile(r"[\w']+")
+_TOKEN = re.compile(r"[\w']+|[^\w\s]")
+
+
+def stops_short(sentence: str, passages: list[dict]) -> bool:
+    """Whether the sentence copies the start of a sentence of a passage it cites and stops
+    where that one goes on with a word that needs what came before: the 1.5B cut its copy
+    ("... the second longest river in the world depending on how its source [3]." from "...
+    how its source is measured."). A copy that stops at a clause's end ("... in the Solar
+    System" before "and the closest") stands."""
+    mine = _WORD.findall(re.sub(r"\[[\d,\s]+\]", " ", sentence).casefold())
+    if len(mine) < 4:
+        return False
+    for n in cited_numbers(sentence):
+        for source in passage_sentences(passages[n - 1]) if 1 <= n <= len(passages) else []:
+            found = _TOKEN.findall(source.casefold())
+            at = [i for i, token in enumerate(found) if _WORD.fullmatch(token)]
+            if len(at) > len(mine) and [found[i] for i in at[:len(mine)]] == mine:
+                if found[at[len(mine) - 1] + 1] in GOES_ON:
+                    return True
+    return False

@@ -2,7 +2,8 @@
 
 A sentence *states a gold answer* when a gold short answer of some sense is in it (normalized
 substring, or at least `SUPPORT` of the answer's content words). An answer's sentences are also
-checked for being *broken*: cut off mid-way, a near-repeat of an earlier sentence (or an earlier
+checked for being *broken*: cut off mid-way (or a copy of a passage sentence's start that stops
+before its verb), a near-repeat of an earlier sentence (or an earlier
 sentence said again with more after it), or citing a
 passage that does not hold it. A sentence that only says the documents are silent about a
 sense ("... the documents give no headquarters for it.") is a gap note: it is counted apart and
@@ -14,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from agent.assembly.text import stops_short
 from agent.evaluation.metrics import normalize_answer, remove_citations
 from agent.llm.answers import cited_numbers, ends_dangling
 from agent.steps.grounding import answer_support, content_tokens, number_words, passage_words
@@ -67,7 +69,7 @@ def broken_sentences(answer_parts: list[str], passages: list[dict]) -> list[tupl
     found, said = [], []
     for sentence in answer_parts:
         words = set(content_tokens(remove_citations(sentence)))
-        if is_cut(sentence):
+        if is_cut(sentence) or stops_short(sentence, passages):
             found.append((sentence, "cut"))
         elif words and any(len(words & earlier) >= NEAR_REPEAT * len(words) and number_words(words) <= earlier
                            for earlier in said):  # another number is another fact: "$20,000" after "$15,000"
