@@ -31,13 +31,11 @@ from agent.llm.answers import cited_numbers  # noqa: E402
 from agent.steps.grounding import answer_support  # noqa: E402
 from agent.steps.interpretations import SUPPORT, sentences  # noqa: E402
 from agent.evaluation.sentence_metrics import sentence_scores, summarize  # noqa: E402
+from bench.train_selector import CORPORA, DATA, TUNE_FIXTURE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "agent" / "data"
-TUNE_FIXTURE = ROOT / "bench" / "fixtures"  # tune only: its own index (train_selector.py --tune-index)
 FIXTURES = {"demo": DATA / "demo_questions.json", "heldout": DATA / "heldout_questions.json",
-            "tune": TUNE_FIXTURE / "tune_questions.json"}
-CORPORA = (DATA / "demo_corpus.jsonl", DATA / "heldout_corpus.jsonl", TUNE_FIXTURE / "tune_corpus.jsonl")
+            "tune": TUNE_FIXTURE / "tune_questions.json"}  # tune: over its own index (train_selector.py --tune-index)
 
 
 def passage_senses() -> dict[str, tuple[str, str]]:

@@ -38,6 +38,7 @@ SHARED = Path(os.environ.get("DISAMBIG_SHARED_DATA") or ROOT.parent / "shared" /
 SPLITS = ROOT / "bench" / "splits"
 DATA = ROOT / "agent" / "data"
 TUNE_FIXTURE = ROOT / "bench" / "fixtures"  # the tune fixture: tune only, never scored as a test
+CORPORA = (DATA / "demo_corpus.jsonl", DATA / "heldout_corpus.jsonl", TUNE_FIXTURE / "tune_corpus.jsonl")
 POOL = 15  # auto's reading pool: 3k with k = 5
 MAX_READINGS = Context().max_readings  # as auto states them
 
@@ -48,7 +49,7 @@ def ids(name: str) -> set[str]:
 
 def corpus_senses() -> dict[str, str]:
     senses = {}
-    for path in (DATA / "demo_corpus.jsonl", DATA / "heldout_corpus.jsonl", TUNE_FIXTURE / "tune_corpus.jsonl"):
+    for path in CORPORA:
         if path.exists():
             for line in path.read_text().splitlines():
                 if line.strip():

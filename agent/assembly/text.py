@@ -9,6 +9,7 @@ import math
 import re
 
 from agent.llm.answers import cited_numbers
+from agent.llm.prompts import CITATION_MARKER
 from agent.steps.ambiguity_signals import title_years, years_named
 from agent.steps.grounding import STOPWORDS, content_tokens, passage_words, said_words, stem, tokens
 from agent.steps.interpretations import sentences
@@ -343,7 +344,7 @@ def stops_short(sentence: str, passages: list[dict]) -> bool:
     ("... the second longest river in the world depending on how its source [3]." from "...
     how its source is measured."). A copy that stops at a clause's end ("... in the Solar
     System" before "and the closest") stands."""
-    mine = _WORD.findall(re.sub(r"\[[\d,\s]+\]", " ", sentence).casefold())
+    mine = _WORD.findall(CITATION_MARKER.sub(" ", sentence).casefold())
     if len(mine) < 4:
         return False
     for n in cited_numbers(sentence):
