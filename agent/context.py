@@ -102,6 +102,9 @@ class Context:
         default=0.0, metadata={"description": "Selector probability a reading needs; 0 uses the shipped model's threshold"})
     confident_threshold: float = field(
         default=0.8, metadata={"description": "Probability a reading needs when the question was judged clear"})
+    prose_floor: float = field(default=0.1, metadata={
+        "description": "Selector probability a model sentence needs to stay beside readings (0: no floor; 0.1 "
+                       "chosen on the tune splits, see the README)"})
     temperature: float = field(default=0.0, metadata={"description": "Sampling temperature"})
     max_tokens: int = field(default=700, metadata={"description": "Completion token cap per LLM call"})
     max_answer_tokens: int = field(default=250, metadata={

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agent.assembly.features import FEATURES, Candidate, feature_rows
+from agent.assembly.features import FEATURES, Candidate, candidates, feature_rows
 from agent.assembly.text import markup_residue, table_residue
 from agent.steps.grounding import content_tokens, number_words
 
@@ -67,6 +67,20 @@ def scored_candidates(question: str, pool: list[dict], embed, model: SelectorMod
     """Every candidate sentence with its probability of stating an answer."""
     found, rows = feature_rows(question, pool, embed, passage_vectors=passage_vectors)
     return list(zip(found, model.probabilities(rows).tolist()))
+
+
+def written_probabilities(question: str, pool: list[dict], written: list[tuple[str, dict]], embed,
+                          model: SelectorModel, passage_vectors=None) -> list[float]:
+    """The selector's probability for sentences someone else wrote (the model's prose), each
+    read as a sentence of the pool passage it cites, beside the pool's own sentences: the same
+    question "does it state an answer?" that chose the readings."""
+    if not written:
+        return []
+    ranks = {p["id"]: rank for rank, p in enumerate(pool)}
+    found = candidates(pool) + [Candidate(passage, 1, sentence, ranks.get(passage["id"], len(pool)))
+                                for sentence, passage in written]
+    _, rows = feature_rows(question, pool, embed, found=found, passage_vectors=passage_vectors)
+    return model.probabilities(rows[-len(written):]).tolist()
 
 
 def whole(sentence: str) -> bool:

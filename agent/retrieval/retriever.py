@@ -49,6 +49,7 @@ class Retriever:
         self._checked: tuple | None = None
         self._lock = threading.Lock()
         self.vector_memo: dict[tuple[str, str], np.ndarray] = {}  # (id, content hash) -> stored vector: see passage_vectors
+        self.sentence_memo: dict[str, np.ndarray] = {}  # text -> vector: see sentence_vectors
 
     def _maintain(self) -> tuple[bool, int]:
         """Bring a store that is behind the passage table up to date before answering, unless
@@ -219,6 +220,21 @@ def get_retriever(context: Context) -> Retriever:
 
 
 VECTOR_MEMO = 20_000  # passage vectors a retriever remembers (30 MB at 384-d) before it starts afresh
+
+
+def sentence_vectors(retriever: Retriever, texts: list[str]) -> np.ndarray:
+    """The encoder's vectors of `texts`, remembered per retriever: the selector embeds a pool's
+    sentences once, and then again for each sentence of the model's prose it judges beside them."""
+    memo = getattr(retriever, "sentence_memo", None)
+    if memo is None:  # a stand-in retriever (tests' stubs)
+        return retriever.embed_queries(texts)
+    missing = [t for t in dict.fromkeys(texts) if t not in memo]
+    if len(memo) + len(missing) > VECTOR_MEMO:
+        memo.clear()
+        missing = list(dict.fromkeys(texts))
+    if missing:
+        memo.update(zip(missing, retriever.embed_queries(missing)))
+    return np.stack([memo[t] for t in texts])
 
 
 def passage_vectors(retriever: Retriever, passages: list[dict]) -> np.ndarray:
