@@ -129,8 +129,11 @@ def draft_answer(state: dict, runtime: Runtime[Context]) -> dict:
     top = (state.get("passages") or [])[:context.k]
     readings = [r["text"] for r in state.get("readings") or []]
     pool = state.get("detection_passages") or top
-    off_answer = (lambda sentence: bool(below_floor(state["question"], [sentence], top, pool, context))) if readings else None
-    stands, shows = stream_checks(top, state["question"], readings, off_answer)
+
+    def off_answer(sentence: str) -> bool:
+        return bool(below_floor(state["question"], [sentence], top, pool, context))
+
+    stands, shows = stream_checks(top, state["question"], readings, off_answer if readings else None)
     update = synthesize_answer({**state, "passages": top}, runtime, stands=stands, shows=shows)
     return {"draft": update["answer"], "draft_interpretations": update["interpretations"],
             "route": update.get("route", []), "usage": update.get("usage", {}),

@@ -228,13 +228,14 @@ def sentence_vectors(retriever: Retriever, texts: list[str]) -> np.ndarray:
     memo = getattr(retriever, "sentence_memo", None)
     if memo is None:  # a stand-in retriever (tests' stubs)
         return retriever.embed_queries(texts)
-    missing = [t for t in dict.fromkeys(texts) if t not in memo]
-    if len(memo) + len(missing) > VECTOR_MEMO:
-        memo.clear()
-        missing = list(dict.fromkeys(texts))
-    if missing:
-        memo.update(zip(missing, retriever.embed_queries(missing)))
-    return np.stack([memo[t] for t in texts])
+    known = {t: vector for t in dict.fromkeys(texts) if (vector := memo.get(t)) is not None}
+    missing = [t for t in dict.fromkeys(texts) if t not in known]
+    if missing:  # read from `known`: another question may clear the memo meanwhile
+        known.update(zip(missing, retriever.embed_queries(missing)))
+        if len(memo) + len(missing) > VECTOR_MEMO:
+            memo.clear()
+        memo.update({t: known[t] for t in missing})
+    return np.stack([known[t] for t in texts])
 
 
 def passage_vectors(retriever: Retriever, passages: list[dict]) -> np.ndarray:
