@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from agent.assembly.features import Candidate
-from agent.assembly.selector import load_selector, scored_candidates
+from agent.assembly.selector import score_pool
 from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.steps.ambiguity_signals import detector_signal, edition_signal, passage_signals
 
@@ -81,5 +81,5 @@ def gate_signals(question: str, pool: list[dict], context) -> tuple[dict, list[t
     query_vector = retriever.embed_queries([question])[0]
     signals = {**passage_signals(query_vector, vectors[:top], pool[:top]), **detector_signal(question),
                **edition_signal(question, pool[:context.k])}
-    scored = scored_candidates(question, pool, retriever.embed_queries, load_selector(), vectors) if pool else []
+    scored = score_pool(question, pool, context) if pool else []
     return {**signals, **selector_view(scored, READABLE_AT)}, scored

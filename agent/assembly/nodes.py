@@ -13,13 +13,13 @@ from agent.assembly.compose import compose, reading_text, repeats, sense_name
 from agent.assembly.text import said_words
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.gaps import gap_notes
-from agent.assembly.selector import choose, load_selector, scored_candidates, written_probabilities
+from agent.assembly.selector import choose, load_selector, score_pool
 from agent.context import Context
 from agent.llm.streaming import is_complete
 from agent.llm.answers import cited_numbers
 from agent.llm.prompts import CITATION_MARKER
 from agent.steps.grounding import content_tokens
-from agent.retrieval.retriever import get_retriever, passage_vectors, sentence_vectors
+from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.steps.coherence import cosine
 from agent.steps.interpretations import NOT_IN_DOCUMENTS
 from agent.steps.nodes import answer_update, synthesize_answer
@@ -40,13 +40,6 @@ def _threshold(context: Context, ambiguous: bool) -> float:
     gets a reading only when the selector is confident about it."""
     base = selector_threshold(context)
     return base if ambiguous else max(base, context.confident_threshold)
-
-
-def score_pool(question: str, pool: list[dict], context: Context) -> list[tuple[Candidate, float]]:
-    """Every sentence of the pool with the selector's probability that it states an answer."""
-    retriever = get_retriever(context)
-    return scored_candidates(question, pool, lambda texts: sentence_vectors(retriever, texts), load_selector(),
-                             passage_vectors(retriever, pool))
 
 
 def rescored(pool: list[dict], probabilities: list[float] | None) -> list[tuple[Candidate, float]] | None:
@@ -154,11 +147,8 @@ def below_floor(question: str, sentences: list[str], top: list[dict], pool: list
             written.append((sentence, top[numbers[0] - 1]))
     if not written or context.prose_floor <= 0:
         return {}
-    retriever = get_retriever(context)
-    probabilities = written_probabilities(
-        question, pool, [(CITATION_MARKER.sub(" ", s).strip(), p) for s, p in written],
-        lambda texts: sentence_vectors(retriever, texts), load_selector(), passage_vectors(retriever, pool))
-    return {sentence: p for (sentence, _), p in zip(written, probabilities) if p < context.prose_floor}
+    scored = score_pool(question, pool, context, [(CITATION_MARKER.sub(" ", s).strip(), p) for s, p in written])
+    return {sentence: p for (sentence, _), (_, p) in zip(written, scored[-len(written):]) if p < context.prose_floor}
 
 
 MIXED_SENSES = 0.35  # cosine under which two passages one sentence cites are about different things

@@ -18,6 +18,8 @@ import numpy as np
 
 from agent.assembly.features import FEATURES, Candidate, candidates, feature_rows
 from agent.assembly.text import markup_residue, table_residue
+from agent.context import Context
+from agent.retrieval.retriever import get_retriever, passage_vectors, sentence_vectors
 from agent.steps.grounding import content_tokens, number_words
 
 MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "selector_model.npz"
@@ -62,25 +64,25 @@ def load_selector(path: str = str(MODEL_PATH)) -> SelectorModel:
                          scale=data["scale"], threshold=float(data["threshold"]))
 
 
-def scored_candidates(question: str, pool: list[dict], embed, model: SelectorModel,
-                      passage_vectors=None) -> list[tuple[Candidate, float]]:
-    """Every candidate sentence with its probability of stating an answer."""
-    found, rows = feature_rows(question, pool, embed, passage_vectors=passage_vectors)
-    return list(zip(found, model.probabilities(rows).tolist()))
-
-
-def written_probabilities(question: str, pool: list[dict], written: list[tuple[str, dict]], embed,
-                          model: SelectorModel, passage_vectors=None) -> list[float]:
-    """The selector's probability for sentences someone else wrote (the model's prose), each
-    read as a sentence of the pool passage it cites, beside the pool's own sentences: the same
-    question "does it state an answer?" that chose the readings."""
-    if not written:
-        return []
+def scored_candidates(question: str, pool: list[dict], embed, model: SelectorModel, passage_vectors=None,
+                      written: list[tuple[str, dict]] = ()) -> list[tuple[Candidate, float]]:
+    """Every candidate sentence with its probability of stating an answer; then each sentence
+    someone else wrote (`written`: the model's prose, with the pool passage it cites), read as a
+    sentence of that passage beside the pool's own: the question that chose the readings."""
     ranks = {p["id"]: rank for rank, p in enumerate(pool)}
     found = candidates(pool) + [Candidate(passage, 1, sentence, ranks.get(passage["id"], len(pool)))
                                 for sentence, passage in written]
-    _, rows = feature_rows(question, pool, embed, found=found, passage_vectors=passage_vectors)
-    return model.probabilities(rows[-len(written):]).tolist()
+    found, rows = feature_rows(question, pool, embed, found=found, passage_vectors=passage_vectors)
+    return list(zip(found, model.probabilities(rows).tolist()))
+
+
+def score_pool(question: str, pool: list[dict], context: Context, written: list[tuple[str, dict]] = ()
+               ) -> list[tuple[Candidate, float]]:
+    """`scored_candidates` with the shipped model and the retriever's encoder, whose sentence
+    vectors are remembered: the gate, the readings and the prose floor score one pool in turn."""
+    retriever = get_retriever(context)
+    return scored_candidates(question, pool, lambda texts: sentence_vectors(retriever, texts), load_selector(),
+                             passage_vectors(retriever, pool), written)
 
 
 def whole(sentence: str) -> bool:
