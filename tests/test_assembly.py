@@ -98,6 +98,27 @@ def test_a_reading_is_introduced_by_its_sense_unless_it_names_it():
         "The Saturn V stood 110.6 metres tall [1].")
 
 
+def test_a_lead_names_a_sense_in_plain_words_and_only_where_it_tells_readings_apart():
+    policy = {"id": "r", "title": "Northwind Rental Car Policy",
+              "text": "If a rental car is damaged, report the damage. Damage is covered if reported within 24 hours. "
+                      "Northwind reimburses waivers."}
+    heading = {"id": "w", "title": "Why the vendor security review exists", "text": "Northwind introduced it in 2018."}
+    # a common word opening the sentence is lower case after the lead, a name keeps its capital
+    assert reading_text("If a rental car is damaged, report it.", policy, [policy]).startswith(
+        "For Northwind Rental Car Policy, if a rental car")
+    assert reading_text("Damage is covered if reported within 24 hours.", policy, [policy]).startswith(
+        "For Northwind Rental Car Policy, damage is covered")  # the passage writes "damage" in lower case too
+    assert reading_text("Northwind reimburses waivers.", policy, [policy]).startswith(
+        "For Northwind Rental Car Policy, Northwind reimburses")
+    assert reading_text("Northwind introduced it in 2018.", heading, [heading]) == (
+        "Northwind introduced it in 2018 [1].")  # a title asking a question is a heading, not a sense
+    # a clear question's reading needs no lead, unless its sentence refers back to what it is about
+    assert reading_text("If a rental car is damaged, report it.", policy, [policy], lead=False) == (
+        "If a rental car is damaged, report it [1].")
+    assert reading_text("It is the usual rating for engines.", HORSEPOWER, [HORSEPOWER], lead=False) == (
+        "For Horsepower, it is the usual rating for engines [1].")
+
+
 def test_compose_keeps_what_came_first_and_skips_repeats():
     answer = compose(["HP is a company [1]."], ["HP is a company [1].", "hp is also a unit of power [2]."])
     assert answer == "HP is a company [1]. hp is also a unit of power [2]."

@@ -21,26 +21,55 @@ def sense_name(passage: dict) -> str:
     return head.strip() if colon and head.strip() else title
 
 
+QUESTION_HEADING = re.compile(r"^(?:why|how|what|when|where|who|whom|which)\b", re.IGNORECASE)
+
+
+def lead_sense(passage: dict) -> str:
+    """The sense a reading is introduced by, or "" when the passage's title is a heading that
+    asks a question ("Why the vendor security review exists"): "For Why ..., " names no sense."""
+    sense = sense_name(passage)
+    return "" if QUESTION_HEADING.match(sense) else sense
+
+
+# words that open a sentence and are never names, though a passage may write them in lower case nowhere else
+OPENERS = frozenset("if unless once since because until each every any anyone anything all some most many several "
+                    "few one".split())
+# a sentence opening with one of these needs its sense named to be read alone ("Its average discharge ...")
+REFERS_BACK = frozenset("it its they their them he his she her this these those".split())
+
+
+def after_lead(word: str, text: str) -> str:
+    """A sentence's first word as it reads after "For <sense>, ": in lower case when it is a
+    common word, one the passage also writes in lower case ("Completed reviews ..."), and kept
+    when it is a name, which the passage always capitalizes ("Northwind introduced ...")."""
+    lower = word.lower()
+    if word in ("I", lower) or word.isupper() and len(word) > 1:
+        return word
+    bare = lower.strip(",;:")
+    written_lower = re.search(rf"(?<![\w-]){re.escape(bare)}(?![\w-])", text) is not None
+    return lower if bare in STOPWORDS or bare in OPENERS or written_lower else word
+
+
 def names_sense(sentence: str, sense: str) -> bool:
     """Whether the sentence already says which sense it is about (its words hold the sense's)."""
     wanted = set(content_tokens(sense))
     return bool(wanted) and wanted <= set(content_tokens(sentence))
 
 
-def reading_text(sentence: str, passage: dict, passages: list[dict]) -> str:
+def reading_text(sentence: str, passage: dict, passages: list[dict], lead: bool = True) -> str:
     """The reading as the user reads it: "For <sense>, <sentence> [n]." when the sentence does
-    not name its sense itself, else the sentence and its citation."""
+    not name its sense itself and either `lead` (the answer speaks of more than one sense) or
+    it opens by referring back ("It ..."); else the sentence and its citation."""
     body = sentence.replace('""', '"').strip()
     if len(body) > MAX_SENTENCE:
         body = body[:MAX_SENTENCE].rsplit(" ", 1)[0].rstrip(" ,;:") + " ..."
     elif body[-1:] not in SENTENCE_END:  # the passage is cut mid-sentence: say it is an excerpt
         body = body.rstrip(" ,;:") + " ..."
-    sense = sense_name(passage)
+    first, _, rest = body.partition(" ")
+    sense = lead_sense(passage) if lead or first.lower().strip(",;:") in REFERS_BACK else ""
     if sense and not names_sense(body, sense):
-        first, _, rest = body.partition(" ")
-        if first in ("The", "A", "An", "It", "This", "These", "Its", "They") or first.lower() in STOPWORDS:
-            first = first.lower()
-        body = f"For {sense}, {first} {rest}".rstrip()
+        sense = re.sub(r"^The\b", "the", sense)  # "For the Customer Onboarding team, ..."
+        body = f"For {sense}, {after_lead(first, passage.get('text', ''))} {rest}".rstrip()
     return cited_sentence(body, marker([passage["id"]], passages))
 
 

@@ -61,9 +61,11 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
     chosen = choose(scored, _threshold(context, ambiguous) if threshold is None else threshold, limit, skip_ids,
                     said=[said_words(s) for s in said])
     passages = list(top) + [c.passage for c, _ in chosen if c.passage not in top]
+    # a sense is named only where it tells readings apart: a clear question's one sense is the asked one
+    lead = ambiguous or len({sense_name(c.passage) for c, _ in chosen}) > 1
     readings = [{"question": f"{question.strip().rstrip('?')} ({sense_name(c.passage)})?", "answer": c.sentence,
                  "citations": [c.passage["id"]], "sense": sense_name(c.passage), "probability": round(p, 3),
-                 "text": reading_text(c.sentence, c.passage, passages)} for c, p in chosen]
+                 "text": reading_text(c.sentence, c.passage, passages, lead)} for c, p in chosen]
     return readings, passages
 
 
@@ -222,12 +224,13 @@ def compose_answer(state: dict, runtime: Runtime[Context]) -> dict:
     readings = state.get("readings") or []
     prose = state.get("prose") or []
     passages = state.get("passages") or []
+    ambiguous = state.get("ambiguous") is not False
     if not readings and not prose:  # nothing stood: the pool's best sentence, if the selector half believes it
         pool = state.get("detection_passages") or passages
-        readings, passages = readings_for(state["question"], pool, runtime.context, True, passages,
+        readings, passages = readings_for(state["question"], pool, runtime.context, ambiguous, passages,
                                           scored=rescored(pool, state.get("reading_scores")), limit=1,
                                           threshold=selector_threshold(runtime.context) * FALLBACK_SHARE)
-    notes = notes_for(state, readings, prose, passages, runtime.context) if state.get("ambiguous") is not False else []
+    notes = notes_for(state, readings, prose, passages, runtime.context) if ambiguous else []
     answer = compose([r["text"] for r in readings], prose, notes)
     interpretations = with_reading_interpretations(state.get("draft_interpretations") or [], readings)
     abstained = answer == NOT_IN_DOCUMENTS
