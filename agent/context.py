@@ -105,6 +105,13 @@ class Context:
     prose_floor: float = field(default=0.1, metadata={
         "description": "Selector probability a model sentence needs to stay beside readings (0: no floor; 0.1 "
                        "chosen on the tune splits, see the README)"})
+    judge_readings: int = field(default=0, metadata={
+        "description": "Ambiguous questions: the model judges this many best candidate readings, one short request "
+                       "each, and its judgment is mixed with the selector's (0: off; in any budget, instant included)"})
+    judge_weight: float = field(default=0.7, metadata={
+        "description": "Weight of the model's judgment against the selector's probability (logits) when judging"})
+    judge_threshold: float = field(default=0.5, metadata={
+        "description": "Mixed probability a judged reading needs (judge_readings > 0)"})
     temperature: float = field(default=0.0, metadata={"description": "Sampling temperature"})
     max_tokens: int = field(default=700, metadata={"description": "Completion token cap per LLM call"})
     max_answer_tokens: int = field(default=250, metadata={

@@ -68,9 +68,22 @@ class ScriptedChatModel(BaseChatModel):
         completion = len(content.split())
         return {"input_tokens": prompt, "output_tokens": completion, "total_tokens": prompt + completion}
 
+    @staticmethod
+    def _judgment(content: str, kwargs: dict) -> tuple[str, dict]:
+        """A reply "yes 0.9" to a request for log-probabilities is sent as "yes" with P(yes) = 0.9
+        among its first token's alternatives, as a server reports them."""
+        import math
+
+        word, _, probability = content.partition(" ")
+        if not kwargs.get("logprobs") or word not in ("yes", "no") or not probability:
+            return content, {}
+        yes = float(probability)
+        tops = [{"token": "yes", "logprob": math.log(max(yes, 1e-9))}, {"token": "no", "logprob": math.log(max(1 - yes, 1e-9))}]
+        return word, {"logprobs": {"content": [{"token": word, "logprob": tops[word == "no"]["logprob"], "top_logprobs": tops}]}}
+
     def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
-        content = self._reply(messages, kwargs)
-        message = AIMessage(content=content, usage_metadata=self._usage(messages, content))
+        content, metadata = self._judgment(self._reply(messages, kwargs), kwargs)
+        message = AIMessage(content=content, usage_metadata=self._usage(messages, content), response_metadata=metadata)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _stream(self, messages, stop=None, run_manager=None, **kwargs) -> Iterator[ChatGenerationChunk]:

@@ -13,6 +13,7 @@ from agent.assembly.compose import compose, reading_text, repeats, sense_name
 from agent.assembly.text import said_words
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.gaps import gap_notes
+from agent.assembly.judge import judged
 from agent.assembly.selector import choose, load_selector, score_pool
 from agent.context import Context
 from agent.llm.streaming import is_complete
@@ -51,9 +52,11 @@ def rescored(pool: list[dict], probabilities: list[float] | None) -> list[tuple[
 def readings_for(question: str, pool: list[dict], context: Context, ambiguous: bool, top: list[dict],
                  skip_ids: set[str] = frozenset(), said: list[str] = (),
                  scored: list[tuple[Candidate, float]] | None = None,
-                 limit: int | None = None, threshold: float | None = None) -> tuple[list[dict], list[dict]]:
+                 limit: int | None = None, threshold: float | None = None,
+                 verdicts: dict[int, float] | None = None) -> tuple[list[dict], list[dict]]:
     """(readings, passages numbered for the answer: `top` then each reading's passage);
-    `threshold` overrides the selector's (the fallback when nothing else stood)."""
+    `threshold` overrides the selector's (the fallback when nothing else stood; judged
+    readings), `verdicts` are the model's judgments by id(candidate) (agent/assembly/judge.py)."""
     limit = context.max_readings if limit is None else limit
     if not pool or limit <= 0:
         return [], list(top)
@@ -66,6 +69,9 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
     readings = [{"question": f"{question.strip().rstrip('?')} ({sense_name(c.passage)})?", "answer": c.sentence,
                  "citations": [c.passage["id"]], "sense": sense_name(c.passage), "probability": round(p, 3),
                  "text": reading_text(c.sentence, c.passage, passages, lead)} for c, p in chosen]
+    for reading, (candidate, _) in zip(readings, chosen):
+        if verdicts and id(candidate) in verdicts:
+            reading["judge"] = round(verdicts[id(candidate)], 3)
     return readings, passages
 
 
@@ -80,13 +86,17 @@ def announce(readings: list[dict], passages: list[dict]) -> None:
 @tracked
 def select_readings(state: dict, runtime: Runtime[Context]) -> dict:
     """Cited readings from the pool (`detection_passages`, else `passages`), chosen by the
-    learned selector's probability, streamed at once; `passages` becomes the top k then the
-    readings' passages, numbered as the answer will cite them."""
+    learned selector's probability (with `judge_readings`, an ambiguous question's best
+    candidates mixed with the model's judgment first), streamed at once; `passages` becomes the
+    top k then the readings' passages, numbered as the answer will cite them."""
     context = runtime.context
     pool = state.get("detection_passages") or state.get("passages") or []
     ambiguous = state.get("ambiguous") is not False
-    readings, passages = readings_for(state["question"], pool, context, ambiguous, pool[:context.k],
-                                      scored=rescored(pool, state.get("reading_scores")))
+    scored, verdicts = rescored(pool, state.get("reading_scores")), {}
+    if ambiguous and context.judge_readings > 0 and pool:
+        scored, verdicts = judged(state["question"], scored or score_pool(state["question"], pool, context), context)
+    readings, passages = readings_for(state["question"], pool, context, ambiguous, pool[:context.k], scored=scored,
+                                      threshold=context.judge_threshold if verdicts else None, verdicts=verdicts)
     announce(readings, passages)
     return {"readings": readings, "passages": passages}
 
@@ -234,7 +244,8 @@ def compose_answer(state: dict, runtime: Runtime[Context]) -> dict:
     answer = compose([r["text"] for r in readings], prose, notes)
     interpretations = with_reading_interpretations(state.get("draft_interpretations") or [], readings)
     abstained = answer == NOT_IN_DOCUMENTS
-    assembly = {"readings": [{k: r[k] for k in ("sense", "probability", "citations")} for r in readings],
+    assembly = {"readings": [{k: r[k] for k in ("sense", "probability", "judge", "citations") if k in r}
+                             for r in readings],
                 "dropped": state.get("dropped_sentences") or [], "gap_notes": notes}
     return {**answer_update(answer, interpretations if not abstained else [], abstained=abstained,
                             extractive_readings=len(readings), assembly=assembly), "passages": passages}

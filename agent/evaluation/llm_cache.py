@@ -27,6 +27,7 @@ from pydantic import ConfigDict
 
 INTERNAL = {"tags": ["nostream"]}
 CACHED_PREFIX = "cached:"
+LOGPROBS = "logprobs"  # the key under which a reply's log-probabilities are stored with its usage
 
 
 class ResponseStore:
@@ -121,8 +122,14 @@ class CachedChatModel(BaseChatModel):
     @staticmethod
     def _message(content: str, usage: dict, chunk: bool = False, replayed: bool = True):
         """A reply message; `replayed` marks it as served from the store (usage counts it: no
-        model time was spent), which a live reply must not be or its question goes untimed."""
-        usage, metadata = usage or None, {"cached_reply": True} if replayed else {}
+        model time was spent), which a live reply must not be or its question goes untimed.
+        Log-probabilities (a judge's reply, agent/assembly/judge.py) are stored beside the usage."""
+        usage = dict(usage or {})
+        logprobs = usage.pop(LOGPROBS, None)
+        metadata = {"cached_reply": True} if replayed else {}
+        if logprobs is not None:
+            metadata["logprobs"] = logprobs
+        usage = usage or None
         if chunk:
             return AIMessageChunk(content=content, usage_metadata=usage, response_metadata=metadata)
         return AIMessage(content=content, usage_metadata=usage, response_metadata=metadata)
@@ -138,6 +145,8 @@ class CachedChatModel(BaseChatModel):
                 scope.give_back(base)
             raise
         usage = dict(reply.usage_metadata or {})
+        if reply.response_metadata.get("logprobs") is not None:
+            usage[LOGPROBS] = reply.response_metadata["logprobs"]
         self.store.put(key, self.spec, str(reply.content), usage)
         live = self._message(str(reply.content), usage, replayed=False)
         return ChatResult(generations=[ChatGeneration(message=live)])

@@ -1,0 +1,68 @@
+"""The model as a judge of readings (opt-in: `judge_readings` > 0, ambiguous questions only).
+
+The selector reads words and vectors; the model reads the sentence. Each of the best
+`judge_readings` candidates (the best sentence of a passage, near-repeats skipped, as `choose`
+takes them) gets one short request, prompts/judge_reading.md, with one completion token: P(yes)
+is read from that token's log-probabilities. The judgment is mixed with the selector's
+probability in logit space (`judge_weight`); on the tune questions the two err on different
+sentences (bench/relevance_ceiling.py: ROC-AUC 0.900 judge, 0.905 selector, 0.930 mixed). A
+judgment that fails or holds no yes/no leaves the selector's probability as it was. The fast
+budget's one call does not include it: it costs a request per candidate.
+"""
+
+from __future__ import annotations
+
+import math
+
+from agent.assembly.features import Candidate
+from agent.assembly.selector import choose
+from agent.context import Context
+from agent.llm.calls import call_model
+from agent.llm.prompts import render
+
+TOP_LOGPROBS = 10  # alternatives read for the reply's one token: "yes", " Yes", "no", "No" ...
+
+
+def yes_probability(reply) -> float | None:
+    """P(yes) / (P(yes) + P(no)) over the first reply token's alternatives, or None when the
+    reply carries no log-probabilities or neither word."""
+    if reply is None:
+        return None
+    tokens = ((reply.response_metadata or {}).get("logprobs") or {}).get("content") or []
+    mass: dict[str, float] = {}
+    for top in (tokens[0].get("top_logprobs") or []) if tokens else []:
+        word = str(top.get("token", "")).strip().lower()
+        mass[word] = mass.get(word, 0.0) + math.exp(top.get("logprob", -math.inf))
+    yes, no = mass.get("yes", 0.0), mass.get("no", 0.0)
+    return yes / (yes + no) if yes + no else None
+
+
+def mixed(selector: float, judge: float, weight: float) -> float:
+    """The two probabilities mixed in logit space."""
+    def logit(p: float) -> float:
+        p = min(max(p, 1e-4), 1 - 1e-4)
+        return math.log(p / (1 - p))
+    return 1.0 / (1.0 + math.exp(-((1 - weight) * logit(selector) + weight * logit(judge))))
+
+
+def judge(question: str, candidate: Candidate, context: Context) -> float | None:
+    """The model's P(yes) that the candidate sentence answers the question (None: no judgment)."""
+    messages = render("judge_reading", question=question.strip(), title=candidate.passage.get("title", ""),
+                      sentence=candidate.sentence)
+    reply = call_model(context, messages, bind={"logprobs": True, "top_logprobs": TOP_LOGPROBS}, max_tokens=1)
+    return yes_probability(reply)
+
+
+def judged(question: str, scored: list[tuple[Candidate, float]], context: Context
+           ) -> tuple[list[tuple[Candidate, float]], dict[int, float]]:
+    """(`scored` with the best candidates' probabilities mixed with the model's judgment,
+    {id(candidate): the judgment}) for the candidates that got one."""
+    if context.judge_readings <= 0:
+        return scored, {}
+    verdicts = {}
+    for candidate, _ in choose(scored, 0.0, context.judge_readings):
+        verdict = judge(question, candidate, context)
+        if verdict is not None:
+            verdicts[id(candidate)] = verdict
+    rescored = [(c, mixed(p, verdicts[id(c)], context.judge_weight) if id(c) in verdicts else p) for c, p in scored]
+    return rescored, verdicts

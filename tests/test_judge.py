@@ -1,0 +1,55 @@
+"""The model as a judge of readings (`judge_readings`): its verdict moves which readings are stated."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from agent.app import api
+from agent.assembly.judge import mixed, yes_probability
+from agent.evaluation.llm_cache import CachedChatModel, ResponseStore, replay_scope
+
+JUDGE_MARKER = "Does the sentence below give the answer to this question"
+
+
+def judge_jobs(messages) -> str:
+    """Yes to a sentence naming Apple's founders, no to every other."""
+    sentence = str(messages[-1].content).split("Sentence (", 1)[1]
+    return "yes 0.95" if "Wozniak" in sentence else "no 0.02"
+
+
+def test_the_judgment_is_read_from_the_first_tokens_alternatives():
+    reply = AIMessage("yes", response_metadata={"logprobs": {"content": [{"token": "yes", "logprob": -0.1, "top_logprobs": [
+        {"token": "yes", "logprob": -0.1}, {"token": " Yes", "logprob": -3.0}, {"token": "no", "logprob": -2.5}]}]}})
+    assert 0.91 < yes_probability(reply) < 0.93  # (e^-0.1 + e^-3) / (e^-0.1 + e^-3 + e^-2.5)
+    assert yes_probability(AIMessage("yes")) is None  # no log-probabilities: no judgment
+    assert yes_probability(None) is None  # the request failed
+    assert mixed(0.5, 0.9, 0.7) > 0.8 and mixed(0.9, 0.02, 0.7) < 0.2  # mostly the judge's, at weight 0.7
+    assert abs(mixed(0.3, 0.3, 0.5) - 0.3) < 1e-9
+
+
+def test_judged_readings_state_what_the_model_says_answers_and_cost_a_request_each(scripted, demo_index):
+    scripted.rules.append((JUDGE_MARKER, judge_jobs))
+    plain = api.ask("Who founded Apple?", "auto", {"model": "scripted", "index_dir": demo_index, "budget": "instant"})
+    assert not [c for c in scripted.calls if JUDGE_MARKER in c["text"]]  # off by default: no judge request
+    result = api.ask("Who founded Apple?", "auto", {"model": "scripted", "index_dir": demo_index, "budget": "instant",
+                                                   "judge_readings": 4})
+    asked = [c for c in scripted.calls if JUDGE_MARKER in c["text"]]
+    assert len(asked) == 4 and all(c["kwargs"].get("logprobs") and c["kwargs"].get("max_tokens") == 1 for c in asked)
+    readings = result["decision"]["auto"]["assembly"]["readings"]
+    assert readings and all(r["judge"] == 0.95 for r in readings)  # only what the judge said yes to
+    assert "Wozniak" in result["answer"] and result["usage"]["llm_calls"] == 4
+    assert plain["answer"] != result["answer"]  # the selector alone states another reading beside it
+
+
+def test_a_replayed_judgment_keeps_its_log_probabilities(scripted, tmp_path):
+    scripted.rules.append((JUDGE_MARKER, "yes 0.8"))
+    store = ResponseStore(tmp_path / "llm.sqlite")
+    cached = CachedChatModel(inner=scripted, spec="scripted", store=store)
+    ask = [HumanMessage(f"{JUDGE_MARKER}? Sentence (T): S.")]
+    with replay_scope():
+        live = cached.invoke(ask, logprobs=True, top_logprobs=10, max_tokens=1)
+    with replay_scope():
+        replayed = cached.invoke(ask, logprobs=True, top_logprobs=10, max_tokens=1)
+    assert replayed.response_metadata.get("cached_reply") and store.model_calls == 1
+    assert abs(yes_probability(live) - 0.8) < 1e-9 and abs(yes_probability(replayed) - 0.8) < 1e-9
+    assert replayed.usage_metadata and "logprobs" not in replayed.usage_metadata
