@@ -108,8 +108,9 @@ class Context:
     judge_readings: int = field(default=0, metadata={
         "description": "Ambiguous questions: the model judges this many best candidate readings, one short request "
                        "each, and its judgment is mixed with the selector's (0: off; in any budget, instant included)"})
-    judge_weight: float = field(default=0.7, metadata={
-        "description": "Weight of the model's judgment against the selector's probability (logits) when judging"})
+    judge_weight: float = field(default=0.6, metadata={
+        "description": "Weight of the model's judgment against the selector's probability (logits) when judging "
+                       "(0.6 and judge_threshold 0.5 chosen on the tune splits, see the README)"})
     judge_threshold: float = field(default=0.5, metadata={
         "description": "Mixed probability a judged reading needs (judge_readings > 0)"})
     temperature: float = field(default=0.0, metadata={"description": "Sampling temperature"})
