@@ -33,7 +33,8 @@ def lead_sense(passage: dict) -> str:
 
 # words that open a sentence and are never names, though a passage may write them in lower case nowhere else
 OPENERS = frozenset("if unless once since because until each every any anyone anything all some most many several "
-                    "few one".split())
+                    "few one among amongst across around along within without despite unlike like following "
+                    "according".split())
 # a sentence opening with one of these needs its sense named to be read alone ("Its average discharge ...")
 REFERS_BACK = frozenset("it its they their them he his she her this these those".split())
 
@@ -41,7 +42,8 @@ REFERS_BACK = frozenset("it its they their them he his she her this these those"
 def after_lead(word: str, text: str) -> str:
     """A sentence's first word as it reads after "For <sense>, ": in lower case when it is a
     common word, one the passage also writes in lower case ("Completed reviews ..."), and kept
-    when it is a name, which the passage always capitalizes ("Northwind introduced ...")."""
+    when it is a name, which the passage always capitalizes ("Northwind introduced ..."). Only
+    its own passage: another sense's may write the name as a word ("java", the coffee)."""
     lower = word.lower()
     if word in ("I", lower) or word.isupper() and len(word) > 1:
         return word
