@@ -107,13 +107,18 @@ class Context:
                        "chosen on the tune splits, see the README)"})
     judge_readings: int = field(default=0, metadata={
         "description": "Ambiguous questions: the model judges this many best candidate readings, one short request "
-                       "each, and its judgment is mixed with the selector's (0: off; 6 judged as well as 8 on the tune splits; in "
-                       "any budget, instant included)"})
+                       "each (those between judge_min and judge_max), and its judgment is mixed with the selector's (0: off; in any "
+                       "budget, instant included)"})
     judge_weight: float = field(default=0.6, metadata={
         "description": "Weight of the model's judgment against the selector's probability (logits) when judging "
                        "(0.6 and judge_threshold 0.5 chosen on the tune splits, see the README)"})
     judge_threshold: float = field(default=0.5, metadata={
         "description": "Mixed probability a judged reading needs (judge_readings > 0)"})
+    judge_min: float = field(default=0.1, metadata={
+        "description": "Selector probability from which a candidate is judged: a less likely one is not stated anyway"})
+    judge_max: float = field(default=0.6, metadata={
+        "description": "Selector probability up to which a candidate is judged: a surer one keeps the selector's "
+                       "(0.1 to 0.6 judged as well as 0 to 1 on the tune splits, with half the requests)"})
     temperature: float = field(default=0.0, metadata={"description": "Sampling temperature"})
     max_tokens: int = field(default=700, metadata={"description": "Completion token cap per LLM call"})
     max_answer_tokens: int = field(default=250, metadata={

@@ -31,14 +31,25 @@ def test_judged_readings_state_what_the_model_says_answers_and_cost_a_request_ea
     scripted.rules.append((JUDGE_MARKER, judge_jobs))
     plain = api.ask("Who founded Apple?", "auto", {"model": "scripted", "index_dir": demo_index, "budget": "instant"})
     assert not [c for c in scripted.calls if JUDGE_MARKER in c["text"]]  # off by default: no judge request
-    result = api.ask("Who founded Apple?", "auto", {"model": "scripted", "index_dir": demo_index, "budget": "instant",
-                                                   "judge_readings": 4})
+    every = {"model": "scripted", "index_dir": demo_index, "budget": "instant", "judge_readings": 4,
+             "judge_min": 0.0, "judge_max": 1.0}
+    result = api.ask("Who founded Apple?", "auto", every)
     asked = [c for c in scripted.calls if JUDGE_MARKER in c["text"]]
     assert len(asked) == 4 and all(c["kwargs"].get("logprobs") and c["kwargs"].get("max_tokens") == 1 for c in asked)
     readings = result["decision"]["auto"]["assembly"]["readings"]
     assert readings and all(r["judge"] == 0.95 for r in readings)  # only what the judge said yes to
     assert "Wozniak" in result["answer"] and result["usage"]["llm_calls"] == 4
     assert plain["answer"] != result["answer"]  # the selector alone states another reading beside it
+
+
+def test_only_the_candidates_the_selector_is_unsure_of_are_judged(scripted, demo_index):
+    scripted.rules.append((JUDGE_MARKER, judge_jobs))
+    result = api.ask("Who founded Apple?", "auto", {"model": "scripted", "index_dir": demo_index, "budget": "instant",
+                                                   "judge_readings": 4})  # judged from 0.1 to 0.6
+    readings = result["decision"]["auto"]["assembly"]["readings"]
+    sure = [r for r in readings if r["probability"] > 0.6]
+    assert sure and all("judge" not in r for r in sure)  # the founders' reading keeps the selector's word
+    assert 0 < result["usage"]["llm_calls"] < 4 and "Wozniak" in result["answer"]
 
 
 def test_a_replayed_judgment_keeps_its_log_probabilities(scripted, tmp_path):
