@@ -29,8 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.train_selector import (  # noqa: E402
     MEMOS, TUNE_FIXTURE, corpus_senses, cross_validated, fixture_questions, ids, pools,
     rows_and_labels, selection_scores)
-from agent.assembly.judge import judge, mixed  # noqa: E402
-from agent.assembly.selector import choose  # noqa: E402
+from agent.assembly.judge import judged_scores, mixed  # noqa: E402
 from agent.context import Context  # noqa: E402
 from agent.evaluation.sentence_metrics import states_any  # noqa: E402
 
@@ -38,16 +37,9 @@ from agent.evaluation.sentence_metrics import states_any  # noqa: E402
 def mixed_scores(questions: list[dict], senses: dict, weight: float, threshold: float) -> dict:
     """Readings-only scores when each judged candidate's probability is the mix of the two logits."""
     for q in questions:
-        scores = {id(c): mixed(p, q["judged"][id(c)], weight) for c, p in q["judged_candidates"] if id(c) in q["judged"]}
-        q["mix_probs"] = [scores.get(id(c), 0.0) for c in q["candidates"]]
-    saved = [q["cv_probs"] for q in questions]
-    for q in questions:
-        q["cv_probs"] = q["mix_probs"]
-    try:
-        return selection_scores(questions, None, threshold, senses)
-    finally:
-        for q, probs in zip(questions, saved):
-            q["cv_probs"] = probs
+        q["mix_probs"] = [mixed(p, q["judged"][id(c)], weight) if id(c) in q["judged"] else 0.0
+                          for c, p in zip(q["candidates"], q["cv_probs"])]
+    return selection_scores(questions, None, threshold, senses, probabilities="mix_probs")
 
 
 def row(name: str, scores: dict) -> str:
@@ -80,29 +72,25 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(tune)} tune questions, {len(ambiguous)} ambiguous with {wanted} labelled senses; "
           f"some pool sentence states {in_pool} of them ({in_pool / wanted:.3f}).\n")
     print("| readings chosen by | readings/q | precision | sense recall | F1 |\n|---|---:|---:|---:|---:|")
-    labels = [q["cv_probs"] for q in tune]
     for q in tune:
-        q["cv_probs"] = [float(y) for y in q["labels"]]
-    print(row("oracle (1 = states a gold answer)", selection_scores(tune, None, 0.5, senses)))
-    for q, probs in zip(tune, labels):
-        q["cv_probs"] = probs
+        q["oracle_probs"] = [float(y) for y in q["labels"]]
+    print(row("oracle (1 = states a gold answer)", selection_scores(tune, None, 0.5, senses, "oracle_probs")))
     for threshold in (0.1, 0.2, 0.3, 0.35, 0.4, 0.5, 0.6):
         print(row(f"selector >= {threshold} (leave one topic out)", selection_scores(tune, None, threshold, senses)))
     if args.judge <= 0:
         return 0
-    context = Context(model=args.model)
-    started, calls = time.time(), 0
+    # every one of the N best, as the product judges them with judge_min=0 judge_max=1
+    context = Context(model=args.model, judge_readings=args.judge, judge_min=0.0, judge_max=1.0)
+    started = time.time()
     for q in tune:
-        q["judged_candidates"] = choose(list(zip(q["candidates"], q["cv_probs"])), 0.0, args.judge)
-        verdicts = {id(c): judge(q["question"], c, context) for c, _ in q["judged_candidates"]}
-        q["judged"] = {key: verdict for key, verdict in verdicts.items() if verdict is not None}
-        calls += len(verdicts)
+        _, q["judged"] = judged_scores(q["question"], list(zip(q["candidates"], q["cv_probs"])), context)
     seconds = time.time() - started
-    pairs = [(q, c, p) for q in tune for c, p in q["judged_candidates"] if id(c) in q["judged"]]
+    pairs = [(q, c, p) for q in tune for c, p in zip(q["candidates"], q["cv_probs"]) if id(c) in q["judged"]]
+    calls = len(pairs)  # judgments that came back
     y = [int(states_any(c.sentence, [a for s in q["senses"] for a in s])) for q, c, _ in pairs]
     judged = [q["judged"][id(c)] for q, c, _ in pairs]
     selector = [p for _, _, p in pairs]
-    print(f"\nJudge: {calls} calls, {seconds / calls:.2f} s each. On the {len(y)} judged sentences ({sum(y)} state "
+    print(f"\nJudge: {calls} judgments, {seconds / calls:.2f} s each. On the {len(y)} judged sentences ({sum(y)} state "
           f"an answer): ROC-AUC judge {roc_auc_score(y, judged):.3f}, selector {roc_auc_score(y, selector):.3f}, "
           f"half and half (logits) {roc_auc_score(y, [mixed(s, j, 0.5) for s, j in zip(selector, judged)]):.3f}.\n")
     print("| readings chosen by | readings/q | precision | sense recall | F1 |\n|---|---:|---:|---:|---:|")

@@ -133,12 +133,14 @@ def rows_and_labels(questions: list[dict], model: SelectorModel | None = None):
     return (np.vstack(X) if X else np.zeros((0, len(FEATURES)))), np.asarray(y, dtype=int)
 
 
-def selection_scores(questions: list[dict], model: SelectorModel | None, threshold: float, senses: dict) -> dict:
+def selection_scores(questions: list[dict], model: SelectorModel | None, threshold: float, senses: dict,
+                     probabilities: str = "cv_probs") -> dict:
     """Readings-only (no model prose) precision, sense recall and readings per question
-    (`model` None: each question's cross-validated `cv_probs`)."""
+    (`model` None: each question's probabilities under the key `probabilities`, by default the
+    cross-validated `cv_probs`)."""
     stated = precise = wanted = recalled = 0
     for q in questions:
-        probs = q["cv_probs"] if model is None else model.probabilities(q["rows"]).tolist()
+        probs = q[probabilities] if model is None else model.probabilities(q["rows"]).tolist()
         chosen = choose(list(zip(q["candidates"], probs)), threshold, MAX_READINGS)
         golds = [a for sense in q["senses"] for a in sense]
         stated += len(chosen)

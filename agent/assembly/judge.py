@@ -55,7 +55,7 @@ def judge(question: str, candidate: Candidate, context: Context) -> float | None
     return yes_probability(reply)
 
 
-def judged(question: str, scored: list[tuple[Candidate, float]], context: Context
+def judged_scores(question: str, scored: list[tuple[Candidate, float]], context: Context
            ) -> tuple[list[tuple[Candidate, float]], dict[int, float]]:
     """(`scored` with the best candidates' probabilities mixed with the model's judgment,
     {id(candidate): the judgment}) for the candidates that got one: of the best

@@ -13,7 +13,7 @@ from agent.assembly.compose import compose, reading_text, repeats, sense_name
 from agent.assembly.text import said_words
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.gaps import gap_notes
-from agent.assembly.judge import judged
+from agent.assembly.judge import judged_scores
 from agent.assembly.selector import choose, load_selector, score_pool
 from agent.context import Context
 from agent.llm.streaming import is_complete
@@ -94,7 +94,7 @@ def select_readings(state: dict, runtime: Runtime[Context]) -> dict:
     ambiguous = state.get("ambiguous") is not False
     scored, verdicts = rescored(pool, state.get("reading_scores")), {}
     if ambiguous and context.judge_readings > 0 and pool:
-        scored, verdicts = judged(state["question"], scored or score_pool(state["question"], pool, context), context)
+        scored, verdicts = judged_scores(state["question"], scored or score_pool(state["question"], pool, context), context)
     readings, passages = readings_for(state["question"], pool, context, ambiguous, pool[:context.k], scored=scored,
                                       threshold=context.judge_threshold if verdicts else None, verdicts=verdicts)
     announce(readings, passages)
