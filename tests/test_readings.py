@@ -179,6 +179,31 @@ def test_a_copy_of_a_passage_sentence_stopping_before_its_verb_is_cut():
                        shown)  # "more water | than the next seven rivers"
 
 
+def test_a_long_copy_of_a_passage_sentence_s_middle_that_stops_inside_a_phrase_is_cut():
+    """The 1.5B copied the middle of a passage sentence and stopped inside a noun phrase ("...
+    against published [1]." before "government per-diem tables", seen on the tune fixture); the
+    start-of-sentence rule missed it. A copy that stops at a comma, before a preposition or a
+    participle stands; a name's next word is no participle."""
+    from agent.assembly.text import stops_short
+    from agent.evaluation.sentence_metrics import broken_sentences
+
+    shown = [{"id": "m", "title": "Who sets the meal limit", "text": "Northwind's meal limits are set by the "
+              "Travel and Expense Committee, which is chaired by Helen Marsh and meets every March to review the "
+              "rates against published government per-diem tables. Java is a popular object-oriented programming language "
+              "developed by James Gosling and colleagues at Sun Microsystems in the early 1990s. It was the tallest "
+              "man-made structure in the world until the Chrysler Building in New York was finished."}]
+    cut = "The committee meets every March to review the rates against published [1]."
+    whole = "The committee meets every March to review the rates against published government per-diem tables [1]."
+    at_comma = "Northwind's meal limits are set by the Travel and Expense Committee [1]."
+    before_participle = "Java is a popular object-oriented programming language [1]."
+    before_preposition = "Java was developed by James Gosling and colleagues at Sun Microsystems [1]."
+    in_a_name = "It was the tallest man-made structure in the world until the Chrysler [1]."
+    assert [stops_short(s, shown) for s in (cut, whole, at_comma, before_participle, before_preposition,
+                                            in_a_name)] == [True, False, False, False, False, True]
+    assert cut not in model_sentences(f"{at_comma} {cut}", shown)
+    assert [why for _, why in broken_sentences([at_comma, cut], shown)] == ["cut"]
+
+
 @pytest.mark.parametrize("cut", ["The business case promises the retirement of about [1].",
                                  "Dujardin won for his performance in [1].", "Bezos originally incorporated the [1]."])
 def test_every_check_of_a_cut_sentence_agrees(cut):
