@@ -228,6 +228,27 @@ def test_a_named_sense_with_no_answer_gets_a_gap_note_not_a_fact():
     assert asked_thing("When did HP originate?") == "date" and asked_thing("Why is it called HP?") == "reason"
 
 
+def test_a_gap_note_names_one_subject_as_a_phrase_and_opens_with_a_capital():
+    """Seen on the tune fixture: "new Northwind onboarding can also mean ..." strung together words
+    scattered over the question; and "crane can also mean ..." opened lower case."""
+    from agent.assembly.gaps import gap_notes, subject_words
+    crane = {"id": "k1", "title": "Crane (machine)", "text": "A crane is a machine that lifts heavy loads. Cranes "
+             "are used on building sites."}
+    bird = {"id": "k2", "title": "Crane (bird)", "text": "A crane is a large bird with a long neck. Cranes live "
+            "in wetlands."}
+    origami = {"id": "k3", "title": "Senbazuru", "text": "Senbazuru, also called a crane, is a group of a "
+               "thousand origami paper cranes."}
+    pool = [crane, bird, origami]
+    stated = [(crane, "The machine is named for the bird because its long arm looks like a crane's neck.")]
+    assert gap_notes("Why is it called a crane?", pool, np.eye(3), stated) == [
+        "Crane can also mean Senbazuru; the documents give no reason for it."]
+    rota = [{"id": f"r{i}", "title": "Northwind onboarding",
+             "text": f"New hires at Northwind go through onboarding, part {i}."} for i in range(3)]
+    assert subject_words("Where is Northwind onboarding held?", rota) == ["Northwind", "onboarding"]
+    assert subject_words("Who is each new developer paired with during Northwind's engineering onboarding?",
+                         rota) == []
+
+
 def test_the_shipped_gate_model_is_loaded_and_answers_a_plain_bool():
     from agent.assembly.gate import GATE_FEATURES, load_gate
     gate = load_gate()

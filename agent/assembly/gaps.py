@@ -44,9 +44,13 @@ def asked_thing(question: str) -> str | None:
 
 
 def subject_words(question: str, pool: list[dict]) -> list[str]:
-    """The question's words (as written) that most of the pool names: what it is about ("HP")."""
+    """The question's words (as written) that most of the pool names: what it is about ("HP",
+    "rental car"). None when they are not one run of words: "new ... Northwind's ... onboarding"
+    names no subject a note could say has another meaning."""
     topic = topic_words(rarity(question, pool), pool)
-    return [word for word in re.findall(r"[\w-]+", question) if stem(word.lower()) in topic]
+    words = re.findall(r"[\w-]+", re.sub(r"'s\b", "", question))
+    at = [i for i, word in enumerate(words) if stem(word.lower()) in topic]
+    return [words[i] for i in at] if at and at[-1] - at[0] == len(at) - 1 else []
 
 
 def names_a_sense(question: str, words: list[str], passage: dict) -> bool:
@@ -112,5 +116,5 @@ def gap_notes(question: str, pool: list[dict], vectors, stated: list[tuple[dict,
         return []
     senses = missing[:MAX_NOTES]
     listed = senses[0] if len(senses) == 1 else f"{', '.join(senses[:-1])} or {senses[-1]}"
-    return [f"{subject} can also mean {listed}; the documents give no {thing} for "
+    return [f"{subject[:1].upper()}{subject[1:]} can also mean {listed}; the documents give no {thing} for "
             f"{'it' if len(senses) == 1 else 'them'}."]
