@@ -297,3 +297,16 @@ def test_a_model_sentence_the_selector_reads_as_no_answer_is_neither_streamed_no
         assert dropped and dropped[0]["reason"].startswith("does not answer the question")
     else:
         assert "Compaq" in streamed and "Compaq" in result["answer"] and not dropped
+
+
+def test_a_question_the_model_wrote_goes_with_its_answer():
+    """DIVA under the thorough budget left "What is Java commonly known for?" alone at the end of
+    the answer: the sentence after it repeated a reading and was dropped, the question stayed."""
+    from agent.assembly.compose import compose
+    reading = "Java is an object-oriented programming language developed by James Gosling at Sun Microsystems [1]."
+    prose = ["What is Java commonly known for?",
+             "Java is an object-oriented programming language developed by James Gosling at Sun Microsystems [1].",
+             "When was Java released?", "Sun Microsystems released Java to the public in 1995 [2].",
+             "What is Java's mascot?"]
+    assert compose([reading], prose) == (f"{reading} When was Java released? "
+                                         "Sun Microsystems released Java to the public in 1995 [2].")

@@ -14,6 +14,7 @@ from agent.assembly.text import (
     SENTENCE_END,
     _ACRONYM,
     about_other_years,
+    answer_units,
     cited_sentence,
     markup_residue,
     mentions,
@@ -170,12 +171,7 @@ def on_question(kept: list[str], question: str, embed) -> list[str]:
     words and a cosine to it under OFF_QUESTION_COSINE ("Marie Curie [2] conducted pioneering
     research on radioactivity" for "Who made the first ascent of Mount Everest?": the 1.5B walks
     its passages). A question the model wrote goes or stays with its answer; all off: all stay."""
-    units: list[list[str]] = []  # [sentence] or [its question, sentence]
-    for sentence in kept:
-        if units and len(units[-1]) == 1 and units[-1][0].rstrip().endswith("?"):
-            units[-1].append(sentence)
-        else:
-            units.append([sentence])
+    units = answer_units(kept)
     asked = question_words(question)
     answers = [content_tokens(CITATION_MARKER.sub(" ", unit[-1])) for unit in units]
     vectors = embed([question] + [" ".join(unit) for unit in units])

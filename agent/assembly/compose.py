@@ -7,7 +7,15 @@ from __future__ import annotations
 import re
 
 from agent.assembly.selector import restates
-from agent.assembly.text import SENTENCE_END, STOPWORDS, cited_sentence, content_tokens, said_words
+from agent.assembly.text import (
+    SENTENCE_END,
+    STOPWORDS,
+    answer_units,
+    cited_sentence,
+    content_tokens,
+    is_question,
+    said_words,
+)
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, marker
 
 MAX_SENTENCE = 600  # characters of a reading's sentence before it is cut at a word and marked as an excerpt
@@ -83,10 +91,12 @@ def repeats(sentence: str, earlier: list[str]) -> bool:
 
 def compose(first: list[str], then: list[str], gaps: list[str] = ()) -> str:
     """`first` as they are (auto: the readings, shown first), then the sentences of `then` that
-    say something new, then gap notes."""
+    say something new, then gap notes. A question the model wrote goes with its answer: it is
+    no sentence of the answer alone ("What is Java commonly known for?" after a reading that
+    says it)."""
     parts = list(first)
-    for sentence in then:
-        if not repeats(sentence, parts):
-            parts.append(sentence)
+    for unit in answer_units(then):
+        if not is_question(unit[-1]) and not repeats(unit[-1], parts):
+            parts += unit
     parts += list(gaps)
     return " ".join(parts) if parts else NOT_IN_DOCUMENTS

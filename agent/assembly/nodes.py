@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 from agent.assembly.checks import (BARE_ANSWER, cite_holding_passage, in_full_unless_said, model_sentences, narrows,
                                    sentence_fault)
 from agent.assembly.compose import compose, reading_text, repeats, sense_name
-from agent.assembly.text import said_words
+from agent.assembly.text import answer_units, said_words
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.gaps import gap_notes
 from agent.assembly.judge import judged_scores
@@ -196,16 +196,17 @@ def check_sentences(state: dict, runtime: Runtime[Context]) -> dict:
     # under readings only: alone, the model's sentences are the answer, and the fallback sentence
     # that would replace them is no better (tune replays: clear precision 0.911 -> 0.875)
     low = below_floor(question, kept, top, state.get("detection_passages") or top, context) if readings else {}
-    for sentence in kept:
+    for unit in answer_units(kept):  # a question the model wrote stands or goes with its answer
+        sentence, said = unit[-1], " ".join(unit)
         if sentence in low:
-            dropped.append({"sentence": sentence, "reason": "does not answer the question "
+            dropped.append({"sentence": said, "reason": "does not answer the question "
                             f"(selector {low[sentence]:.2f} < {context.prose_floor:.2f})"})
         elif mixes_senses(sentence, top, vectors):
-            dropped.append({"sentence": sentence, "reason": "cites two senses for one claim"})
+            dropped.append({"sentence": said, "reason": "cites two senses for one claim"})
         elif repeats(sentence, readings + prose):
-            dropped.append({"sentence": sentence, "reason": "repeats a reading"})
+            dropped.append({"sentence": said, "reason": "repeats a reading"})
         else:
-            prose.append(sentence)
+            prose += unit
     return {"prose": prose, "dropped_sentences": dropped}
 
 

@@ -316,6 +316,23 @@ def passage_sentences(passage: dict) -> list[str]:
     return [s for s in sentences(text) if len(s) >= MIN_ANSWER_SENTENCE and not s[:1].islower()]
 
 
+def answer_units(sentences: list[str]) -> list[list[str]]:
+    """The model's sentences in units that stand or go together: [sentence], or [a question it
+    wrote, the sentence answering it] ("Which team ...? The team ... [4]."); a question with no
+    answer after it is a unit of its own."""
+    units: list[list[str]] = []
+    for sentence in sentences:
+        if units and len(units[-1]) == 1 and units[-1][0].rstrip().endswith("?"):
+            units[-1].append(sentence)
+        else:
+            units.append([sentence])
+    return units
+
+
+def is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?")
+
+
 _FORMS = ("what", "who", "when", "where", "why", "how", "which")
 
 
