@@ -4,14 +4,16 @@ signals, then answer from the passages with readings chosen by a learned selecto
 retrieve_for_gate (3k passages, ranked as a 2k search) -> assess_ambiguity (no LLM, on the top
 2k: query detector, focus of the passages on the question, years the top titles leave open, ADF
 coherence for the record; agent/steps/ambiguity_signals.py) ->
-  budget "thorough" and ambiguous: the DIVA graph as a subgraph node (graphs/compose.py; several
-              calls, with the product's settings); its detail goes under `decision.diva`
-  otherwise: select_readings (no LLM: the learned selector's cited sentences from the 3k
-              passages, streamed at once as a `readings` event; a clear question gets one only
-              when the selector is confident) ->
+  budget "thorough" with `thorough=diva` and ambiguous: the DIVA graph as a subgraph node
+              (graphs/compose.py; several calls, with the product's settings); its detail goes
+              under `decision.diva`
+  otherwise: select_readings (the learned selector's cited sentences from the 3k passages,
+              streamed at once as a `readings` event; a clear question gets one only when the
+              selector is confident; on the thorough budget an ambiguous question's best
+              candidates are judged by the model first, one short request each) ->
     budget "instant":  compose_answer (the readings alone, no model call)
-    budget "fast":     synthesize_answer (vanilla's one call over the top k) -> check_sentences
-                       (the draft's sentences that stand) -> compose_answer
+    budget "fast", "thorough": synthesize_answer (vanilla's one call over the top k) ->
+                       check_sentences (the draft's sentences that stand) -> compose_answer
 `decision` = {ambiguous, branch, interpretations_source, abstained, auto: {signals, fired, thresholds,
 method}, assembly: {readings, dropped}} (+ `diva: {...}` when DIVA answered); the stream carries an
 `auto_decision` event as soon as the gate has decided.
@@ -19,7 +21,7 @@ method}, assembly: {readings, dropped}} (+ `diva: {...}` when DIVA answered); th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
@@ -38,7 +40,9 @@ from graphs.diva import DIVASettings
 
 Budget = Literal["instant", "fast", "thorough"]
 READING_POOL = 3  # x k passages an ambiguous question's readings may come from
-METHOD_FOR_BUDGET = {"instant": "extractive readings", "fast": "synthesis + extractive readings", "thorough": "diva"}
+METHOD_FOR_BUDGET = {"instant": "extractive readings", "fast": "synthesis + extractive readings",
+                     "thorough": "synthesis + judged readings"}
+THOROUGH_JUDGE = 6  # candidates the thorough budget has the model judge, every one of them (see the README)
 
 
 @dataclass(kw_only=True)
@@ -52,8 +56,15 @@ class AutoContext(Context, DIVASettings):
     budget: Budget = field(
         default="fast",
         metadata={"description": "instant (the selector's cited readings alone, no LLM call), fast (readings plus "
-                                 "vanilla's one call, its sentences checked) or thorough (ambiguous questions go "
-                                 "to DIVA: pseudo-interpretations, verification, several calls)"},
+                                 "vanilla's one call, its sentences checked) or thorough (fast, and an ambiguous "
+                                 "question's best readings judged by the model first: about 7 calls)"},
+    )
+    thorough: Literal["judge", "diva"] = field(
+        default="judge",
+        metadata={"description": "What the thorough budget spends its calls on for an ambiguous question: judge "
+                                 f"(the model judges the {THOROUGH_JUDGE} best candidate readings unless "
+                                 "judge_readings says how many) or diva (the DIVA graph as a subgraph: "
+                                 "pseudo-interpretations, verification; less precise on the tune questions)"},
     )
     gate_detector: float = field(
         default=DEFAULT_THRESHOLDS.detector,
@@ -75,6 +86,12 @@ class AutoContext(Context, DIVASettings):
         super().__post_init__()
         if self.budget not in METHOD_FOR_BUDGET:
             raise InputError(f"budget must be instant, fast or thorough, not {self.budget!r}")
+        if self.thorough not in ("judge", "diva"):
+            raise InputError(f"thorough must be judge or diva, not {self.thorough!r}")
+
+    @property
+    def runs_diva(self) -> bool:
+        return self.budget == "thorough" and self.thorough == "diva"
 
 
 class AutoState(RAGState, total=False):
@@ -119,7 +136,8 @@ def assess_ambiguity(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
         fired = fired if ambiguous else []
     else:
         ambiguous, fired = is_ambiguous(signals, thresholds)
-    method = METHOD_FOR_BUDGET[context.budget] if ambiguous or context.budget == "instant" else "vanilla"
+    method = "diva" if context.runs_diva else METHOD_FOR_BUDGET[context.budget]
+    method = method if ambiguous or context.budget == "instant" else "vanilla"
     emit({"event": "auto_decision", "ambiguous": ambiguous, "method": method, "fired": fired})
     return {
         "ambiguous": ambiguous,
@@ -139,7 +157,18 @@ def assess_ambiguity(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
 def route_after_assess_ambiguity(
     state: AutoState, runtime: Runtime[AutoContext]
 ) -> Literal["select_readings", "diva"]:
-    return "diva" if state.get("ambiguous") and runtime.context.budget == "thorough" else "select_readings"
+    return "diva" if state.get("ambiguous") and runtime.context.runs_diva else "select_readings"
+
+
+def select_readings_for_budget(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
+    """select_readings; the thorough budget spends its extra calls on the model's judgment of an
+    ambiguous question's best candidates, every one of them (on the tune questions DIVA's
+    several calls gave less precise answers than the fast budget's one: see the README)."""
+    context = runtime.context
+    if context.budget == "thorough" and context.judge_readings == 0:
+        runtime = runtime.override(context=replace(context, judge_readings=THOROUGH_JUDGE, judge_min=0.0,
+                                                   judge_max=1.0))
+    return select_readings(state, runtime)
 
 
 def route_after_select_readings(
@@ -152,7 +181,7 @@ builder = StateGraph(AutoState, context_schema=AutoContext, input_schema=InputSt
 builder.add_node("retrieve_for_gate", starts_turn(retrieve_for_gate, ambiguous=None, branch="clear",
                                                   interpretations_source="synthesis"))
 builder.add_node("assess_ambiguity", assess_ambiguity)
-builder.add_node("select_readings", select_readings)
+builder.add_node("select_readings", select_readings_for_budget)
 builder.add_node("synthesize_answer", draft_answer)
 builder.add_node("check_sentences", check_sentences)
 builder.add_node("compose_answer", compose_answer)

@@ -100,9 +100,9 @@ def test_a_clear_question_whose_answer_fails_every_check_gets_the_passages_best_
     assert [c for item in result["interpretations"] for c in item["citations"]] == result["cited"]
 
 
-def test_the_thorough_budget_runs_diva_as_a_subgraph(scripted, demo_index):
+def test_the_thorough_budget_runs_diva_as_a_subgraph_when_asked(scripted, demo_index):
     script_diva(scripted, verdicts={"What is HP, the company?": "Yes"})
-    result = api.ask("What is HP?", "auto", context(demo_index, budget="thorough"))
+    result = api.ask("What is HP?", "auto", context(demo_index, budget="thorough", thorough="diva"))
     decision = result["decision"]
     assert decision["auto"]["method"] == "diva" and decision["interpretations_source"] == "diva"
     # the common decision is auto's own choice; DIVA's detail, with the branch it took, is under `diva`

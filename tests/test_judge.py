@@ -64,3 +64,22 @@ def test_a_replayed_judgment_keeps_its_log_probabilities(scripted, tmp_path):
     assert replayed.response_metadata.get("cached_reply") and store.model_calls == 1
     assert abs(yes_probability(live) - 0.8) < 1e-9 and abs(yes_probability(replayed) - 0.8) < 1e-9
     assert replayed.usage_metadata and "logprobs" not in replayed.usage_metadata
+
+
+def test_the_thorough_budget_has_the_model_judge_the_readings_of_an_ambiguous_question(scripted, demo_index):
+    """The thorough budget's extra calls go to the judge (six candidates, every one judged), not to
+    DIVA; the fast budget's one call is unchanged, and an explicit judge_readings wins."""
+    scripted.rules.append((JUDGE_MARKER, judge_jobs))
+    thorough = api.ask("Who founded Apple?", "auto", {"model": "scripted", "index_dir": demo_index,
+                                                      "budget": "thorough"})
+    asked = [c for c in scripted.calls if JUDGE_MARKER in c["text"]]
+    assert len(asked) == 6 and thorough["decision"]["auto"]["method"] == "synthesis + judged readings"
+    readings = thorough["decision"]["auto"]["assembly"]["readings"]
+    assert readings and all(r["judge"] == 0.95 for r in readings) and "Wozniak" in thorough["answer"]
+    assert thorough["usage"]["llm_calls"] == 7 and "diva" not in thorough["decision"]  # six judgments, one draft
+    scripted.calls.clear()
+    api.ask("Who founded Apple?", "auto", {"model": "scripted", "index_dir": demo_index})
+    assert not [c for c in scripted.calls if JUDGE_MARKER in c["text"]] and len(scripted.calls) == 1
+    api.ask("Who founded Apple?", "auto", {"model": "scripted", "index_dir": demo_index, "budget": "thorough",
+                                           "judge_readings": 2, "judge_min": 0.0, "judge_max": 1.0})
+    assert len([c for c in scripted.calls if JUDGE_MARKER in c["text"]]) == 2

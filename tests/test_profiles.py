@@ -197,7 +197,8 @@ def test_auto_runs_diva_as_a_subgraph_seen_in_the_drawing_and_the_stream(scripte
     script(scripted, verdicts={READINGS[0]: "Yes"})
     seen = set()
     for namespace, update in graph.stream({"question": "What is HP?"}, subgraphs=True, stream_mode="updates",
-                                          context=method_context("auto", context(demo_index, budget="thorough"))):
+                                          context=method_context("auto", context(demo_index, budget="thorough",
+                                                                                         thorough="diva"))):
         if namespace and namespace[0].startswith("diva:"):
             seen.update(update)
     assert {"identify_ambiguity_type", "verify_passages", "synthesize_answer"} <= seen

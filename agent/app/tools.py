@@ -41,7 +41,8 @@ class AskDocuments(BaseModel):
     budget: Literal["instant", "fast", "thorough"] = Field(
         default="fast",
         description="auto only: instant (cited sentences from the documents, no LLM call, fastest), fast (those "
-                    "plus one model call) or thorough (ambiguous questions get DIVA's verified readings)",
+                    "plus one model call) or thorough (fast, and an ambiguous question's readings judged by the "
+                    "model: about 7 calls)",
     )
     ask_back: bool = Field(
         default=False,
