@@ -110,6 +110,15 @@ def test_a_lead_names_a_sense_in_plain_words_and_only_where_it_tells_readings_ap
         "For Northwind Rental Car Policy, damage is covered")  # the passage writes "damage" in lower case too
     assert reading_text("Northwind reimburses waivers.", policy, [policy]).startswith(
         "For Northwind Rental Car Policy, Northwind reimburses")
+    # capitalized only where a sentence starts, a word is a common one; a second capital makes a name
+    kickoff = {"id": "k", "title": "Sales kick-off retreat", "text": "Attendance is mandatory for all sales staff. "
+               "Leo Fender opened it in 2017. Fender's staff ran it, and later Fender sold it."}
+    assert reading_text("Attendance is mandatory for all sales staff.", kickoff, [kickoff]).startswith(
+        "For Sales kick-off retreat, attendance is mandatory")
+    assert reading_text("Leo Fender opened it in 2017.", kickoff, [kickoff]).startswith(
+        "For Sales kick-off retreat, Leo Fender opened")
+    assert reading_text("Fender's staff ran it.", kickoff, [kickoff]).startswith(
+        "For Sales kick-off retreat, Fender's staff")  # "later Fender sold it": a name
     assert reading_text("Northwind introduced it in 2018.", heading, [heading]) == (
         "Northwind introduced it in 2018 [1].")  # a title asking a question is a heading, not a sense
     # a clear question's reading needs no lead, unless its sentence refers back to what it is about

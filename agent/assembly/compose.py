@@ -47,17 +47,31 @@ OPENERS = frozenset("if unless once since because until each every any anyone an
 REFERS_BACK = frozenset("it its they their them he his she her this these those".split())
 
 
-def after_lead(word: str, text: str) -> str:
-    """A sentence's first word as it reads after "For <sense>, ": in lower case when it is a
-    common word, one the passage also writes in lower case ("Completed reviews ..."), and kept
-    when it is a name, which the passage always capitalizes ("Northwind introduced ..."). Only
-    its own passage: another sense's may write the name as a word ("java", the coffee)."""
+def after_lead(word: str, passage: dict, passages: list[dict], following: str = "") -> str:
+    """A sentence's first word as it reads after "For <sense>, ": kept when it is a name (`is_name`)
+    or the next word's capital continues it ("Leo Fender ..."); else in lower case: a common word
+    ("Completed reviews ...", "Attendance is mandatory ..."). Lower case also where its own passage
+    writes it so; only its own: another sense's may write a name as a word ("java", the coffee)."""
     lower = word.lower()
     if word in ("I", lower) or word.isupper() and len(word) > 1:
         return word
     bare = lower.strip(",;:")
-    written_lower = re.search(rf"(?<![\w-]){re.escape(bare)}(?![\w-])", text) is not None
-    return lower if bare in STOPWORDS or bare in OPENERS or written_lower else word
+    written_lower = re.search(rf"(?<![\w-]){re.escape(bare)}(?![\w-])", passage.get("text", "")) is not None
+    if bare in STOPWORDS or bare in OPENERS or written_lower:
+        return lower
+    if following[:1].isupper() or re.search(r"[A-Z\d]", word[1:]):
+        return word  # "Leo Fender", "eBay", "HP-41"
+    return word if is_name(re.sub(r"['\u2019]s$", "", word.strip(",;:")), [passage, *passages]) else lower
+
+
+def is_name(word: str, passages: list[dict]) -> bool:
+    """Whether the passages capitalize the word inside a sentence ("... at Northwind Corp") or a
+    title does ("Northwind Rental Car Policy"): a word capitalized only where a sentence starts
+    is a common one ("Attendance is mandatory ...")."""
+    capital = re.escape(word)
+    inside = re.compile(rf"[\w,;)] {capital}(?![\w-])")
+    anywhere = re.compile(rf"(?<![\w-]){capital}(?![\w-])")
+    return any(inside.search(p.get("text", "")) or anywhere.search(p.get("title", "")) for p in passages)
 
 
 def names_sense(sentence: str, sense: str) -> bool:
@@ -79,7 +93,8 @@ def reading_text(sentence: str, passage: dict, passages: list[dict], lead: bool 
     sense = lead_sense(passage) if lead or first.lower().strip(",;:") in REFERS_BACK else ""
     if sense and not names_sense(body, sense):
         sense = re.sub(r"^The\b", "the", sense)  # "For the Customer Onboarding team, ..."
-        body = f"For {sense}, {after_lead(first, passage.get('text', ''))} {rest}".rstrip()
+        first = after_lead(first, passage, passages, rest)
+        body = f"For {sense}, {first} {rest}".rstrip()
     return cited_sentence(body, marker([passage["id"]], passages))
 
 

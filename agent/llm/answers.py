@@ -83,9 +83,13 @@ DANGLING_WORDS = frozenset(
 
 
 def ends_dangling(sentence: str) -> bool:
-    """Whether the sentence, its citations aside, stops on a word that needs what follows. A
-    question may ("Where is it from?")."""
-    words = re.findall(r"[\w']+", _MARKER.sub(" ", sentence))
+    """Whether the sentence, its citations aside, stops on a word that needs what follows, or on
+    a comma, colon or dash ("The Sabbatical Panel, chaired by Priya Ramasamy, [4]"). A question
+    may ("Where is it from?")."""
+    plain = _MARKER.sub(" ", sentence).rstrip()
+    if plain.rstrip(" .").endswith((",", ";", ":", "(", "-", "\u2013", "\u2014")):
+        return True
+    words = re.findall(r"[\w']+", plain)
     return bool(words) and words[-1].casefold() in DANGLING_WORDS and not sentence.rstrip().endswith("?")
 
 
