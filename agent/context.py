@@ -108,7 +108,8 @@ class Context:
     judge_readings: int = field(default=0, metadata={
         "description": "Ambiguous questions: the model judges this many best candidate readings (those between "
                        "judge_min and judge_max), one short request each, and its judgment is mixed with the "
-                       "selector's (0: off; in any budget, instant included)"})
+                       "selector's (0: off, except that auto's thorough budget judges 6; set, it applies in any budget, "
+                       "instant included)"})
     judge_weight: float = field(default=0.6, metadata={
         "description": "Weight of the model's judgment against the selector's probability (logits) when judging "
                        "(0.6 and judge_threshold 0.5 chosen on the tune splits, see the README)"})

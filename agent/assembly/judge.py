@@ -1,4 +1,5 @@
-"""The model as a judge of readings (opt-in: `judge_readings` > 0, ambiguous questions only).
+"""The model as a judge of readings (`judge_readings` > 0, ambiguous questions only; auto's
+thorough budget judges 6, every one, and the fast budget none).
 
 The selector reads words and vectors; the model reads the sentence. Each of the best
 `judge_readings` candidates (the best sentence of a passage, near-repeats skipped, as `choose`
@@ -9,7 +10,7 @@ sentences (bench/relevance_ceiling.py: ROC-AUC 0.900 judge, 0.905 selector, 0.93
 judgment that fails or holds no yes/no leaves the selector's probability as it was. Only the
 candidates the selector is unsure of are judged (`judge_min` to `judge_max`): on tune, judging
 those of the best 8 between 0.1 and 0.6 gave the same answers as judging all 8, with 3.5
-requests instead of 7.6. The fast budget's one call does not include it.
+requests instead of 7.6.
 """
 
 from __future__ import annotations
