@@ -197,14 +197,14 @@ def check_sentences(state: dict, runtime: Runtime[Context]) -> dict:
     # that would replace them is no better (tune replays: clear precision 0.911 -> 0.875)
     low = below_floor(question, kept, top, state.get("detection_passages") or top, context) if readings else {}
     for unit in answer_units(kept):  # a question the model wrote stands or goes with its answer
-        sentence, said = unit[-1], " ".join(unit)
+        sentence, whole = unit[-1], " ".join(unit)
         if sentence in low:
-            dropped.append({"sentence": said, "reason": "does not answer the question "
+            dropped.append({"sentence": whole, "reason": "does not answer the question "
                             f"(selector {low[sentence]:.2f} < {context.prose_floor:.2f})"})
         elif mixes_senses(sentence, top, vectors):
-            dropped.append({"sentence": said, "reason": "cites two senses for one claim"})
+            dropped.append({"sentence": whole, "reason": "cites two senses for one claim"})
         elif repeats(sentence, readings + prose):
-            dropped.append({"sentence": said, "reason": "repeats a reading"})
+            dropped.append({"sentence": whole, "reason": "repeats a reading"})
         else:
             prose += unit
     return {"prose": prose, "dropped_sentences": dropped}

@@ -322,7 +322,7 @@ def answer_units(sentences: list[str]) -> list[list[str]]:
     answer after it is a unit of its own."""
     units: list[list[str]] = []
     for sentence in sentences:
-        if units and len(units[-1]) == 1 and units[-1][0].rstrip().endswith("?"):
+        if units and len(units[-1]) == 1 and is_question(units[-1][0]):
             units[-1].append(sentence)
         else:
             units.append([sentence])
@@ -330,6 +330,7 @@ def answer_units(sentences: list[str]) -> list[list[str]]:
 
 
 def is_question(sentence: str) -> bool:
+    """Whether the model wrote a question, not a statement."""
     return sentence.rstrip().endswith("?")
 
 
@@ -398,11 +399,6 @@ def _copied_tail_goes_on(mine: list[str], source: str) -> str | None:
         return None
     found = _TOKEN.findall(source)
     at = [i for i, token in enumerate(found) if _WORD.fullmatch(token)]
-    words = [found[i].casefold() for i in at]
-    for start in range(len(words) - COPIED_TAIL):
-        if words[start:start + COPIED_TAIL] == tail:
-            return found[at[start + COPIED_TAIL - 1] + 1]
-    return None
     words = [found[i].casefold() for i in at]
     for start in range(len(words) - COPIED_TAIL):
         if words[start:start + COPIED_TAIL] == tail:
