@@ -13,7 +13,7 @@ Prints, as markdown:
   product's `judge_readings` asks it (agent/assembly/judge.py), its ROC-AUC beside
   the selector's on the same sentences, and readings chosen by a mix of the two logits. The mix's
   weight and threshold are fitted on the same questions: an optimistic figure, a ceiling, not a
-  result. The fast budget allows one call, so the judge is off by default.
+  result. The fast budget allows one call, so only the thorough budget judges by default.
 """
 
 from __future__ import annotations

@@ -162,7 +162,7 @@ def test_a_model_sentence_stopping_on_a_word_that_needs_more_goes():
 def test_a_copy_of_a_passage_sentence_stopping_before_its_verb_is_cut():
     """The 1.5B copies a passage sentence and stops mid-clause ("... how its source [3].", seen on
     the demo tune split); a copy that stops at a clause's end, or before "of"/"to", stands."""
-    from agent.assembly.text import stops_short
+    from agent.assembly.checks import stops_short
     from agent.evaluation.sentence_metrics import broken_sentences
 
     shown = [{"id": "a", "title": "Amazon River", "text": "The Amazon River is about 6,400 kilometres long, the longest "
@@ -184,7 +184,7 @@ def test_a_long_copy_of_a_passage_sentence_s_middle_that_stops_inside_a_phrase_i
     against published [1]." before "government per-diem tables", seen on the tune fixture); the
     start-of-sentence rule missed it. A copy that stops at a comma, before a preposition or a
     participle stands; a name's next word is no participle."""
-    from agent.assembly.text import stops_short
+    from agent.assembly.checks import stops_short
     from agent.evaluation.sentence_metrics import broken_sentences
 
     shown = [{"id": "m", "title": "Who sets the meal limit", "text": "Northwind's meal limits are set by the "

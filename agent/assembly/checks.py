@@ -16,13 +16,13 @@ from agent.assembly.text import (
     about_other_years,
     answer_units,
     cited_sentence,
+    is_question,
     markup_residue,
     mentions,
     passage_sentences,
     question_words,
     said_words,
     spells_out,
-    stops_short,
 )
 from agent.llm.answers import cited_numbers, ends_dangling
 from agent.llm.prompts import CITATION_MARKER
@@ -53,7 +53,7 @@ def model_sentences(answer: str, shown: list[dict], question: str = "", embed=No
         sentence = without_title_clauses(sentence, shown)
         if is_readings_intro(sentence):  # its count goes stale once readings are added
             continue
-        if sentence.rstrip().endswith("?"):
+        if is_question(sentence):
             asked = sentence  # it stays only with the answer that follows it
             continue
         if asked and refines is not None and not refines(asked):
@@ -180,6 +180,64 @@ def on_question(kept: list[str], question: str, embed) -> list[str]:
     if all(off):
         return kept
     return [sentence for unit, o in zip(units, off) if not o for sentence in unit]
+
+
+# words with which a sentence goes on from a phrase that cannot end it: its verb ("depending on how
+# its source | is measured") or a comparison's second half ("more | than"); not "to" or "of", before
+# which a copy may stop whole ("an allowance | of $1,500", "$1,500 | to spend on courses")
+GOES_ON = frozenset("is are was were than".split())
+# words that open a new phrase or clause, before which a copy may stop whole ("... into the Pacific
+# Ocean | near Astoria", "... 745.7 watts | and is the usual ...")
+OPENS_PHRASE = frozenset(
+    "and or but nor so yet while whereas because although though if when where which who whom whose that as "
+    "in on at by for with from to of after before during since until near between into onto through under over "
+    "about across along around among against toward towards beyond including like per via within without "
+    "such then".split())
+COPIED_TAIL = 8  # words: a sentence ending in this long a copy of a passage sentence's middle copied it
+_WORD = re.compile(r"[\w']+")
+_TOKEN = re.compile(r"[\w']+|[^\w\s]")
+
+
+def stops_short(sentence: str, passages: list[dict]) -> bool:
+    """Whether the sentence copies part of a sentence of a passage it cites and stops where that
+    one goes on: the 1.5B cut its copy. Two shapes: a copy of the start that stops before the
+    verb ("... the second longest river in the world depending on how its source [3]." from "...
+    how its source is measured."), and a long copy of the middle that stops inside a phrase ("...
+    to review the rates against published [1]." from "... against published government per-diem
+    tables."). A copy that stops at a clause's end ("... in the Solar System" before "and the
+    closest"), before a preposition or a participle ("... language | developed by"), stands; a
+    name's next word is no participle ("... until the Chrysler | Building")."""
+    mine = _WORD.findall(CITATION_MARKER.sub(" ", sentence).casefold())
+    if len(mine) < 4:
+        return False
+    for n in cited_numbers(sentence):
+        for source in passage_sentences(passages[n - 1]) if 1 <= n <= len(passages) else []:
+            found = _TOKEN.findall(source.casefold())
+            at = [i for i, token in enumerate(found) if _WORD.fullmatch(token)]
+            if len(at) > len(mine) and [found[i] for i in at[:len(mine)]] == mine:
+                if found[at[len(mine) - 1] + 1] in GOES_ON:
+                    return True
+            going_on = _copied_tail_goes_on(mine, source)
+            if going_on and _WORD.fullmatch(going_on) and going_on.casefold() not in OPENS_PHRASE \
+                    and not (going_on.islower() and going_on.endswith(("ed", "ing"))):
+                return True
+    return False
+
+
+def _copied_tail_goes_on(mine: list[str], source: str) -> str | None:
+    """The token of the source sentence after the sentence's last COPIED_TAIL words (`mine`,
+    case-folded), where the source holds them inside, not at its end; else None. A punctuation
+    mark there is a clause's end."""
+    tail = mine[-COPIED_TAIL:]
+    if len(tail) < COPIED_TAIL:
+        return None
+    found = _TOKEN.findall(source)
+    at = [i for i, token in enumerate(found) if _WORD.fullmatch(token)]
+    words = [found[i].casefold() for i in at]
+    for start in range(len(words) - COPIED_TAIL):
+        if words[start:start + COPIED_TAIL] == tail:
+            return found[at[start + COPIED_TAIL - 1] + 1]
+    return None
 
 
 def ends_at_cut(sentence: str, passages: list[dict]) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from agent.assembly.text import stops_short
+from agent.assembly.checks import stops_short
 from agent.evaluation.metrics import normalize_answer, remove_citations
 from agent.llm.answers import cited_numbers, ends_dangling
 from agent.steps.grounding import answer_support, content_tokens, number_words, passage_words
