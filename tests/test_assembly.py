@@ -8,7 +8,7 @@ import pytest
 
 from agent.app import api
 from agent.assembly.compose import compose, reading_text
-from agent.assembly.features import FEATURES, RELATIVE, Candidate, feature_rows
+from agent.assembly.features import FEATURES, Candidate, feature_rows
 from agent.assembly.nodes import mixes_senses
 from agent.assembly.selector import MODEL_PATH, SelectorModel, choose, load_selector
 from agent.assembly.text import question_form
@@ -82,26 +82,6 @@ def test_features_are_one_row_per_whole_sentence():
     assert rows.shape == (len(found), len(FEATURES)) and len(found) == 3
     acronym = FEATURES.index("acronym")
     assert rows[[c.sentence.startswith("Hit points") for c in found].index(True), acronym] == 1.0
-
-
-def test_relative_features_rank_a_sentence_among_the_pools_own_sentences():
-    pool = [COMPANY, {"id": "h2", "title": "Hit points", "text": "Hit points, abbreviated HP, are a value in games. "
-                                                                 "They fall when a character is hit."}]
-
-    def embed(texts):  # one fixed vector per text, whatever else is embedded with it
-        vectors = np.array([np.random.default_rng(sum(map(ord, t))).normal(size=8) for t in texts])
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-
-    found, rows = feature_rows("What are hit points in games?", pool, embed)
-    match_rank, best_in_passage = FEATURES.index("match_rank"), FEATURES.index("best_match_in_passage")
-    best = [c.sentence.startswith("Hit points") for c in found].index(True)
-    assert rows[best, match_rank] == 1.0 and rows[best, best_in_passage] == 1.0
-    assert sorted(rows[:, match_rank]) == [1 / 3, 1 / 2, 1.0]
-    # a model sentence read beside the pool is ranked among the pool's sentences and moves none of them
-    written = Candidate(pool[1], 1, "Hit points in games are a value that falls when a character is hit.", 1)
-    _, rows_with = feature_rows("What are hit points in games?", pool, embed, found=[*found, written])
-    relative = slice(len(FEATURES) - RELATIVE, None)
-    assert np.allclose(rows_with[:len(found), relative], rows[:, relative]) and rows_with[-1, match_rank] == 1.0
 
 
 def test_a_reading_is_introduced_by_its_sense_unless_it_names_it():

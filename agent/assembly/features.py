@@ -34,11 +34,7 @@ FEATURES = (
     "title_match", "other_year", "passage_rank", "passage_cosine", "novelty", "defines_question",
     "length", "excerpt", "cosine_gap", "match_gap", "best_in_passage", "typed_cosine", "typed_match",
     *[f"form_{f}" for f in FORMS],
-    # where the sentence stands among the pool's sentences (RELATIVE): a question's answer is the
-    # pool's best match, whatever the question's absolute cosines
-    "cosine_rank", "match_rank", "combined_rank", "typed_rank", "best_match_in_passage", "cosine_z", "match_z",
 )
-RELATIVE = 7  # the last features, filled by `relative_columns`
 
 
 @dataclass
@@ -57,8 +53,7 @@ def feature_rows(question: str, pool: list[dict], embed, found: list[Candidate] 
                  passage_vectors=None) -> tuple[list[Candidate], np.ndarray]:
     """(candidates, matrix of FEATURES) for the question over its retrieved `pool` (best first).
     `embed` maps texts to unit vectors (the retriever's encoder); `passage_vectors`, when the
-    caller has them, saves embedding the passages again. `found` starts with the pool's own
-    candidates; any after them (the model's sentences) are ranked among those, not each other."""
+    caller has them, saves embedding the passages again."""
     found = candidates(pool) if found is None else found
     if not found:
         return found, np.zeros((0, len(FEATURES)))
@@ -99,36 +94,9 @@ def feature_rows(question: str, pool: list[dict], embed, found: list[Candidate] 
             novelty[c.rank], float(defining), min(len(c.sentence), 300) / 300,
             float(c.sentence.rstrip()[-1:] not in '.!?"\')'), best_cos - cos, 0.0,
             float(cos >= best_in[c.passage["id"]]), cos * typed, match * typed, *[float(form == f) for f in FORMS],
-            *[0.0] * RELATIVE,
         ])
     best_match = max(matches)
     match_gap = FEATURES.index("match_gap")
     for row, match in zip(rows, matches):
         row[match_gap] = best_match - match
-    matrix = np.asarray(rows, dtype=float)
-    own = min(len(candidates(pool)), len(found)) or len(found)
-    matrix[:, -RELATIVE:] = relative_columns(matrix, [c.passage["id"] for c in found], own)
-    return found, matrix
-
-
-def relative_columns(rows: np.ndarray, passage_ids: list[str], own: int) -> np.ndarray:
-    """The RELATIVE features of each row against the first `own` rows (the pool's sentences):
-    1 / (1 + rank) by cosine, by word match, by both, and by both among sentences of the asked
-    type; whether it is its passage's best match; cosine and match as z-scores."""
-    cos, match = rows[:, FEATURES.index("cosine")], rows[:, FEATURES.index("word_match")]
-    both, typed = cos + match, rows[:, FEATURES.index("answer_type")] > 0
-    typed_both = np.where(typed, both, -9.0)
-
-    def inverse_rank(values: np.ndarray) -> np.ndarray:
-        reference = values[:own]
-        return 1.0 / (1.0 + np.array([(reference > v).sum() for v in values], dtype=float))
-
-    def z(values: np.ndarray) -> np.ndarray:
-        return (values - values[:own].mean()) / (values[:own].std() + 1e-6)
-
-    best_match: dict[str, float] = {}
-    for pid, m in zip(passage_ids[:own], match[:own]):
-        best_match[pid] = max(best_match.get(pid, -1.0), m)
-    tops = np.array([float(m >= best_match.get(pid, -1.0)) for pid, m in zip(passage_ids, match)])
-    return np.column_stack([inverse_rank(cos), inverse_rank(match), inverse_rank(both), inverse_rank(typed_both),
-                            tops, z(cos), z(match)])
+    return found, np.asarray(rows, dtype=float)
