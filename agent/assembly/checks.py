@@ -314,7 +314,7 @@ def cite_holding_passage(sentence: str, passages: list[dict]) -> str:
     """A model sentence that cites nothing gets the marker of the passage holding most of its
     content words, when one holds CITED_SUPPORT of them ("...sold to Tata Motors." -> "[3]"):
     an answer's claims carry their source. Sentences that cite, or that no passage holds, stay."""
-    if cited_numbers(sentence) or sentence.rstrip().endswith("?"):
+    if cited_numbers(sentence) or is_question(sentence):
         return sentence  # a question (a templated reading's first half) is not a claim
     number = holding_passage(sentence, passages)
     if number is None:
@@ -333,7 +333,7 @@ def held_by_a_passage(sentence: str, passages: list[dict]) -> bool:
     """Whether some passage holds most of an uncited sentence's content words: it then gets that
     passage's marker (`cite_holding_passage`); one no passage holds is the model's own claim,
     and an answer over documents states none."""
-    if sentence.rstrip().endswith("?") or not passages:
+    if is_question(sentence) or not passages:
         return True  # a question (a templated reading's first half) is not a claim
     return holding_passage(CITATION_MARKER.sub(" ", sentence), passages) is not None
 
