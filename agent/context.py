@@ -105,6 +105,9 @@ class Context:
     prose_floor: float = field(default=0.1, metadata={
         "description": "Selector probability a model sentence needs to stay beside readings (0: no floor; 0.1 "
                        "chosen on the tune splits, see the README)"})
+    judge_per_passage: int = field(default=1, metadata={
+        "description": "Sentences of one passage the judge may read among its judge_readings candidates (1: each "
+                       "passage's best by the selector)"})
     judge_readings: int = field(default=0, metadata={
         "description": "Ambiguous questions: the model judges this many best candidate readings (those between "
                        "judge_min and judge_max), one short request each, and its judgment is mixed with the "

@@ -37,6 +37,11 @@ def test_a_reading_needs_the_threshold_and_is_not_a_repeat():
     assert [c.passage["id"] for c, _ in chosen] == ["c1", "u1"]  # c2 repeats c1, x is under the threshold
     assert len(choose(scored, threshold=0.5, max_readings=1)) == 1
     assert [c.passage["id"] for c, _ in choose(scored, 0.5, 5, skip_ids={"c1"})] == ["c2", "u1"]
+    second = candidate(HORSEPOWER, "The unit was adopted to compare engines.", 1)
+    with_second = [*scored, (second, 0.6)]
+    assert second not in [c for c, _ in choose(with_second, 0.5, 5)]  # a passage gives its best sentence
+    assert [c.sentence for c, _ in choose(with_second, 0.5, 5, per_passage=2)][-2:] == [
+        "Horsepower is a unit of power equal to 746 watts.", second.sentence]  # or its best two (the judge's view)
 
 
 def test_a_sentence_stating_another_number_is_another_reading_not_a_repeat():

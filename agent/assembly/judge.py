@@ -1,5 +1,5 @@
 """The model as a judge of readings (`judge_readings` > 0, ambiguous questions only; auto's
-thorough budget judges 6, every one, and the fast budget none).
+thorough budget judges 8, every one, two sentences of a passage at most, and the fast budget none).
 
 The selector reads words and vectors; the model reads the sentence. Each of the best
 `judge_readings` candidates (the best sentence of a passage, near-repeats skipped, as `choose`
@@ -64,7 +64,7 @@ def judged_scores(question: str, scored: list[tuple[Candidate, float]], context:
     if context.judge_readings <= 0:
         return scored, {}
     verdicts = {}
-    for candidate, p in choose(scored, 0.0, context.judge_readings):
+    for candidate, p in choose(scored, 0.0, context.judge_readings, per_passage=context.judge_per_passage):
         if not context.judge_min <= p <= context.judge_max:
             continue  # the selector is sure enough either way: a judgment would not change the reading
         verdict = judge(question, candidate, context)

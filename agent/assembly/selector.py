@@ -92,19 +92,22 @@ def whole(sentence: str) -> bool:
 
 
 def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings: int,
-           skip_ids: set[str] = frozenset(), said: list[set[str]] | None = None) -> list[tuple[Candidate, float]]:
-    """The readings: each passage's best whole sentence (no table row, no markup) at or over `threshold`, most
-    probable first, less near-repeats of a chosen one (or of `said`, the sentences already stated)."""
-    best: dict[str, tuple[Candidate, float]] = {}
+           skip_ids: set[str] = frozenset(), said: list[set[str]] | None = None,
+           per_passage: int = 1) -> list[tuple[Candidate, float]]:
+    """The readings: each passage's best whole sentence (or best `per_passage`; no table row, no
+    markup) at or over `threshold`, most probable first, less near-repeats of a chosen one (or of
+    `said`, the sentences already stated)."""
+    best: dict[str, list[tuple[Candidate, float]]] = {}
     for candidate, p in scored:
         pid = candidate.passage["id"]
         readable = (whole(candidate.sentence) and not table_residue(candidate.sentence)
                     and not markup_residue(candidate.sentence))
-        if readable and pid not in skip_ids and p >= threshold and (pid not in best or p > best[pid][1]):
-            best[pid] = (candidate, p)
+        if readable and pid not in skip_ids and p >= threshold:
+            best.setdefault(pid, []).append((candidate, p))
+    kept = [item for found in best.values() for item in sorted(found, key=lambda item: -item[1])[:per_passage]]
     chosen: list[tuple[Candidate, float]] = []
     stated = list(said or [])
-    for candidate, p in sorted(best.values(), key=lambda item: (-item[1], item[0].rank)):
+    for candidate, p in sorted(kept, key=lambda item: (-item[1], item[0].rank)):
         words = set(content_tokens(candidate.sentence))
         if not words or any(restates(words, earlier) for earlier in stated):
             continue
