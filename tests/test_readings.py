@@ -223,6 +223,22 @@ def test_every_check_of_a_cut_sentence_agrees(cut):
     assert is_cut(cut) and not is_cut(whole) and not is_cut("Where is the company from?")
 
 
+def test_a_reading_ending_where_its_source_ends_is_not_counted_cut_by_its_last_word():
+    """"... depend on." ends on a word that usually needs more; when the passage it cites ends a
+    sentence with the same words (a reading is a passage sentence), the metric counts it whole.
+    The checks on the model's prose stay stricter and drop it."""
+    from agent.evaluation.sentence_metrics import broken_sentences, is_cut
+
+    shown = [{"id": "f", "title": "Why the change freeze", "text": "An outage in that window costs far more, so the "
+              "freeze stops planned work on the systems that sales and the close depend on. Teams plan upgrades "
+              "for October."}]
+    copied = "The freeze stops planned work on the systems that sales and the close depend on [1]."
+    cut = "The freeze stops planned work on the systems that sales depend on [1]."  # not how the source ends
+    assert broken_sentences([copied], shown) == [] and broken_sentences([cut], shown) == [(cut, "cut")]
+    assert not is_cut(copied, shown) and is_cut(copied)  # without its passages the metric cannot tell
+    assert model_sentences(copied, shown) == []
+
+
 def test_a_model_sentence_about_something_else_goes_with_its_question():
     import numpy as np
 

@@ -18,7 +18,7 @@ from typing import Sequence
 from agent.assembly.checks import stops_short
 from agent.evaluation.metrics import normalize_answer, remove_citations
 from agent.llm.answers import cited_numbers, ends_dangling
-from agent.steps.grounding import answer_support, content_tokens, number_words, passage_words
+from agent.steps.grounding import answer_support, content_tokens, number_words, passage_words, tokens
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, SUPPORT, sentences
 
 NEAR_REPEAT = 0.8  # share of a sentence's content words already said by one earlier sentence
@@ -49,11 +49,28 @@ def states_any(sentence: str, short_answers: Sequence[str]) -> bool:
     return any(states_answer(sentence, a) for a in short_answers if a and a.strip())
 
 
-def is_cut(sentence: str) -> bool:
-    """Cut off: no closing mark, an ellipsis, or a last word that needs what follows."""
+def is_cut(sentence: str, passages: list[dict] = ()) -> bool:
+    """Cut off: no closing mark, an ellipsis, or a last word that needs what follows, unless a
+    passage it cites ends a sentence with the same words (`ends_as_its_source`)."""
     plain = sentence.strip()
-    return (not _END.search(plain) or plain.rstrip(" .[]0123456789,").endswith("...") or "..." in plain[-8:]
-            or ends_dangling(plain))
+    if not _END.search(plain) or plain.rstrip(" .[]0123456789,").endswith("...") or "..." in plain[-8:]:
+        return True
+    return ends_dangling(plain) and not ends_as_its_source(plain, passages)
+
+
+ENDS_AS_SOURCE = 6  # last words a sentence shares with the end of a cited passage's sentence
+
+
+def ends_as_its_source(sentence: str, passages: list[dict]) -> bool:
+    """Its last ENDS_AS_SOURCE words end a whole sentence of a passage it cites: the source ends
+    there too ("... the systems that sales and the close depend on.", a reading copied whole), so
+    a last word that usually needs more does not make it cut. The answer's checks stay stricter:
+    they drop a model sentence ending so, whatever its source."""
+    tail = tokens(remove_citations(sentence))[-ENDS_AS_SOURCE:]
+    cited = [passages[n - 1] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
+    return len(tail) == ENDS_AS_SOURCE and any(
+        source.rstrip()[-1:] in ".!?" and tokens(source)[-ENDS_AS_SOURCE:] == tail
+        for passage in cited for source in sentences(passage.get("text", "")))
 
 
 def cites_unheld(sentence: str, passages: list[dict]) -> bool:
@@ -69,7 +86,7 @@ def broken_sentences(answer_parts: list[str], passages: list[dict]) -> list[tupl
     found, said = [], []
     for sentence in answer_parts:
         words = set(content_tokens(remove_citations(sentence)))
-        if is_cut(sentence) or stops_short(sentence, passages):
+        if is_cut(sentence, passages) or stops_short(sentence, passages):
             found.append((sentence, "cut"))
         elif words and any(len(words & earlier) >= NEAR_REPEAT * len(words) and number_words(words) <= earlier
                            for earlier in said):  # another number is another fact: "$20,000" after "$15,000"
