@@ -42,8 +42,8 @@ Budget = Literal["instant", "fast", "thorough"]
 READING_POOL = 3  # x k passages an ambiguous question's readings may come from
 METHOD_FOR_BUDGET = {"instant": "extractive readings", "fast": "synthesis + extractive readings",
                      "thorough": "synthesis + judged readings"}
-THOROUGH_JUDGE = 8  # candidates the thorough budget has the model judge, every one of them (see the README),
-THOROUGH_PER_PASSAGE = 2  # up to two sentences of a passage: its answer is often not the selector's best of it
+THOROUGH_JUDGE = 6  # candidates the thorough budget has the model judge, every one of them, each passage's best
+# (8 with two sentences of a passage, judge_per_passage=2, gained on tune but not on test: see the README, stop 48)
 
 
 @dataclass(kw_only=True)
@@ -58,7 +58,7 @@ class AutoContext(Context, DIVASettings):
         default="fast",
         metadata={"description": "instant (the selector's cited readings alone, no LLM call), fast (readings plus "
                                  "vanilla's one call, its sentences checked) or thorough (fast, and an ambiguous "
-                                 "question's best readings judged by the model first: about 9 calls)"},
+                                 "question's best readings judged by the model first: about 7 calls)"},
     )
     thorough: Literal["judge", "diva"] = field(
         default="judge",
@@ -163,13 +163,12 @@ def route_after_assess_ambiguity(
 
 def select_readings_for_budget(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
     """select_readings; the thorough budget spends its extra calls on the model's judgment of an
-    ambiguous question's best candidates (two sentences of a passage at most), every one of them
-    (on the tune questions DIVA's
+    ambiguous question's best candidates, every one of them (on the tune questions DIVA's
     several calls gave less precise answers than the fast budget's one: see the README)."""
     context = runtime.context
     if context.budget == "thorough" and context.judge_readings == 0:
         runtime = runtime.override(context=replace(context, judge_readings=THOROUGH_JUDGE, judge_min=0.0,
-                                                   judge_max=1.0, judge_per_passage=THOROUGH_PER_PASSAGE))
+                                                   judge_max=1.0))
     return select_readings(state, runtime)
 
 

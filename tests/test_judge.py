@@ -67,21 +67,25 @@ def test_a_replayed_judgment_keeps_its_log_probabilities(scripted, tmp_path):
 
 
 def test_the_thorough_budget_has_the_model_judge_the_readings_of_an_ambiguous_question(scripted, demo_index):
-    """The thorough budget's extra calls go to the judge (eight candidates, every one judged), not to
+    """The thorough budget's extra calls go to the judge (six candidates, every one judged), not to
     DIVA; the fast budget's one call is unchanged, and an explicit judge_readings wins."""
     scripted.rules.append((JUDGE_MARKER, judge_jobs))
     thorough = api.ask("Who founded Apple?", "auto", {"model": "scripted", "index_dir": demo_index,
                                                       "budget": "thorough"})
     asked = [c for c in scripted.calls if JUDGE_MARKER in c["text"]]
-    assert len(asked) == 8 and thorough["decision"]["auto"]["method"] == "synthesis + judged readings"
-    titles = [c["text"].split("Sentence (", 1)[1].split("):", 1)[0] for c in asked]
-    assert max(titles.count(t) for t in titles) == 2  # two sentences of one passage at most
+    assert len(asked) == 6 and thorough["decision"]["auto"]["method"] == "synthesis + judged readings"
     readings = thorough["decision"]["auto"]["assembly"]["readings"]
     assert readings and all(r["judge"] == 0.95 for r in readings) and "Wozniak" in thorough["answer"]
-    assert thorough["usage"]["llm_calls"] == 9 and "diva" not in thorough["decision"]  # eight judgments, one draft
+    assert thorough["usage"]["llm_calls"] == 7 and "diva" not in thorough["decision"]  # six judgments, one draft
     scripted.calls.clear()
     api.ask("Who founded Apple?", "auto", {"model": "scripted", "index_dir": demo_index})
     assert not [c for c in scripted.calls if JUDGE_MARKER in c["text"]] and len(scripted.calls) == 1
     api.ask("Who founded Apple?", "auto", {"model": "scripted", "index_dir": demo_index, "budget": "thorough",
                                            "judge_readings": 2, "judge_min": 0.0, "judge_max": 1.0})
     assert len([c for c in scripted.calls if JUDGE_MARKER in c["text"]]) == 2
+    scripted.calls.clear()  # judge_per_passage 2: the judge may read two sentences of one passage
+    api.ask("Who founded Apple?", "auto", {"model": "scripted", "index_dir": demo_index, "budget": "thorough",
+                                           "judge_readings": 8, "judge_min": 0.0, "judge_max": 1.0,
+                                           "judge_per_passage": 2})
+    titles = [c["text"].split("Sentence (", 1)[1].split("):", 1)[0] for c in scripted.calls if JUDGE_MARKER in c["text"]]
+    assert len(titles) == 8 and max(titles.count(t) for t in titles) == 2

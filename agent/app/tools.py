@@ -42,7 +42,7 @@ class AskDocuments(BaseModel):
         default="fast",
         description="auto only: instant (cited sentences from the documents, no LLM call, fastest), fast (those "
                     "plus one model call) or thorough (fast, and an ambiguous question's readings judged by the "
-                    "model: about 9 calls)",
+                    "model: about 7 calls)",
     )
     ask_back: bool = Field(
         default=False,

@@ -1,5 +1,5 @@
 """The model as a judge of readings (`judge_readings` > 0, ambiguous questions only; auto's
-thorough budget judges 8, every one, two sentences of a passage at most, and the fast budget none).
+thorough budget judges 6, every one, and the fast budget none).
 
 The selector reads words and vectors; the model reads the sentence. Each of the best
 `judge_readings` candidates (the best sentence of a passage, near-repeats skipped, as `choose`
