@@ -212,28 +212,27 @@ def stops_short(sentence: str, passages: list[dict]) -> bool:
         return False
     for n in cited_numbers(sentence):
         for source in passage_sentences(passages[n - 1]) if 1 <= n <= len(passages) else []:
-            found = _TOKEN.findall(source.casefold())
+            found = _TOKEN.findall(source)
             at = [i for i, token in enumerate(found) if _WORD.fullmatch(token)]
-            if len(at) > len(mine) and [found[i] for i in at[:len(mine)]] == mine:
-                if found[at[len(mine) - 1] + 1] in GOES_ON:
+            words = [found[i].casefold() for i in at]
+            if len(at) > len(mine) and words[:len(mine)] == mine:
+                if found[at[len(mine) - 1] + 1].casefold() in GOES_ON:
                     return True
-            going_on = _copied_tail_goes_on(mine, source)
+            going_on = _copied_tail_goes_on(mine, found, at, words)
             if going_on and _WORD.fullmatch(going_on) and going_on.casefold() not in OPENS_PHRASE \
                     and not (going_on.islower() and going_on.endswith(("ed", "ing"))):
                 return True
     return False
 
 
-def _copied_tail_goes_on(mine: list[str], source: str) -> str | None:
-    """The token of the source sentence after the sentence's last COPIED_TAIL words (`mine`,
-    case-folded), where the source holds them inside, not at its end; else None. A punctuation
-    mark there is a clause's end."""
+def _copied_tail_goes_on(mine: list[str], found: list[str], at: list[int], words: list[str]) -> str | None:
+    """The token of the source sentence (`found`, its tokens; `at`, where its words are; `words`,
+    them case-folded) after the sentence's last COPIED_TAIL words (`mine`, case-folded), where
+    the source holds them inside, not at its end; else None. A punctuation mark there is a
+    clause's end."""
     tail = mine[-COPIED_TAIL:]
     if len(tail) < COPIED_TAIL:
         return None
-    found = _TOKEN.findall(source)
-    at = [i for i, token in enumerate(found) if _WORD.fullmatch(token)]
-    words = [found[i].casefold() for i in at]
     for start in range(len(words) - COPIED_TAIL):
         if words[start:start + COPIED_TAIL] == tail:
             return found[at[start + COPIED_TAIL - 1] + 1]

@@ -2,8 +2,8 @@
 thorough budget judges 6, every one, and the fast budget none).
 
 The selector reads words and vectors; the model reads the sentence. Each of the best
-`judge_readings` candidates (the best sentence of a passage, near-repeats skipped, as `choose`
-takes them) gets one short request, prompts/judge_reading.md, with one completion token: P(yes)
+`judge_readings` candidates (the best sentence of a passage, or its best `judge_per_passage`,
+near-repeats skipped, as `choose` takes them) gets one short request, prompts/judge_reading.md, with one completion token: P(yes)
 is read from that token's log-probabilities. The judgment is mixed with the selector's
 probability in logit space (`judge_weight`); on the tune questions the two err on different
 sentences (bench/relevance_ceiling.py: ROC-AUC 0.900 judge, 0.905 selector, 0.930 mixed). A
