@@ -114,11 +114,13 @@ class Serve:
 
         wait_ready(self.process, f"{self.url}/ok", Path(self.log.name))
 
-    def run(self, question: str, method: str = "auto") -> dict:
-        """One stateless streamed run: first cited text, streamed tokens, the final state, seconds."""
+    def run(self, question: str, method: str = "auto", context: dict | None = None) -> dict:
+        """One stateless streamed run (`context`: the run's settings): first cited text, streamed
+        tokens, the final state, seconds."""
         import httpx
 
-        body = {"assistant_id": method, "input": {"question": question}, "stream_mode": ["custom", "values"]}
+        body = {"assistant_id": method, "input": {"question": question}, "stream_mode": ["custom", "values"],
+                **({"context": context} if context else {})}
         started, first_cited, tokens, state, name = time.time(), None, "", {}, None
         with httpx.stream("POST", f"{self.url}/runs/stream", json=body, timeout=900) as response:
             for line in response.iter_lines():
@@ -170,7 +172,7 @@ def main() -> int:
     parser.add_argument("--model", default="local")
     parser.add_argument("--method", default="auto")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="a setting of the fresh-process ask (e.g. readings=on for --method diva); repeatable")
+                        help="a setting of the method, in the fresh-process ask and the serve runs (e.g. fast=judge); repeatable")
     parser.add_argument("--n", type=int, default=100, help="test questions through serve (0: none; default: all)")
     parser.add_argument("--questions", choices=["demo", "heldout", "asqa"], default="demo",
                         help="demo: the demo fixture's test split; heldout: the held-out fixture; asqa: the ASQA "
@@ -211,21 +213,28 @@ def fresh_process_figures(index: str, model: str, method: str, settings: list[st
 def serve_figures(index: str, args: argparse.Namespace) -> int:
     from bench.sense_recall import result_row
 
+    from agent.app.settings import parse_settings
+    from graphs.registry import load_method
+
+    context = parse_settings(args.set, load_method(args.method).builder.context_schema)
     server = Serve(index, args.model)
     try:
-        server.run("What is HP?", args.method)  # the warm-up question: later ones find everything loaded
-        warm = server.run("What is a Jaguar?", args.method)
+        server.run("What is HP?", args.method, context)  # the warm-up question: later ones find everything loaded
+        warm = server.run("What is a Jaguar?", args.method, context)
         first = warm["first_cited"]
         print(f"\nwarm `disambig serve`: first cited text {'none' if first is None else f'{first:.2f} s'}, "
               f"answer complete {warm['seconds']:.1f} s", flush=True)
         runs = []
         out = open(args.out, "w", encoding="utf-8") if args.out else None
         for number, question in enumerate(test_questions(args.n, args.questions), 1):
-            run = server.run(question["question"], args.method)
+            run = server.run(question["question"], args.method, context)
             run["repeats"] = repeated_sentences(run["tokens"])
             runs.append(run)
             flag = f"  ({run['repeats']} repeated)" if run["repeats"] else ""
-            print(f"  {number:2}. {run['seconds']:5.1f} s  {question['question']}{flag}", flush=True)
+            first = "    -" if run["first_cited"] is None else f"{run['first_cited']:5.1f}"
+            gate = {True: "ambiguous", False: "clear"}.get((run["state"].get("decision") or {}).get("ambiguous"), "")
+            print(f"  {number:2}. {run['seconds']:5.1f} s (first cited {first} s, {gate})  {question['question']}{flag}",
+                  flush=True)
             if out:
                 row = result_row(question, run["state"], args.method, run["seconds"])
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -241,6 +250,13 @@ def serve_figures(index: str, args: argparse.Namespace) -> int:
               f"model {args.model}): p50 {statistics.median(seconds):.1f} s, p95 {percentile(seconds, 0.95):.1f} s; "
               f"completion tokens p95 {percentile(completion, 0.95):.0f} (max {max(completion)}); "
               f"repeated sentences in streamed text: {repeats}; loops stopped: {loops}")
+        for label, flag in (("ambiguous", True), ("clear", False)):
+            mine = [r for r in runs if (r["state"].get("decision") or {}).get("ambiguous") is flag]
+            firsts = [r["first_cited"] for r in mine if r["first_cited"] is not None]
+            if mine:
+                print(f"  judged {label} (n={len(mine)}): complete p50 {statistics.median(r['seconds'] for r in mine):.1f} s"
+                      + (f", first cited text p50 {statistics.median(firsts):.1f} s ({len(firsts)} with one)"
+                         if firsts else ", no cited text streamed"))
     return 0
 
 

@@ -10,8 +10,11 @@ coherence for the record; agent/steps/ambiguity_signals.py) ->
   otherwise: select_readings (the learned selector's cited sentences from the 3k passages,
               streamed at once as a `readings` event; a clear question gets one only when the
               selector is confident; on the thorough budget an ambiguous question's best
-              candidates are judged by the model first, one short request each) ->
-    budget "instant":  compose_answer (the readings alone, no model call)
+              candidates are judged by the model first, one short request each; with
+              `fast=judge` the fast budget judges those the selector is unsure of, after
+              streaming the sure ones) ->
+    budget "instant", or "fast" with `fast=judge` and ambiguous:
+                       compose_answer (the readings alone, no draft)
     budget "fast", "thorough": synthesize_answer (vanilla's one call over the top k) ->
                        check_sentences (the draft's sentences that stand) -> compose_answer
 `decision` = {ambiguous, branch, interpretations_source, abstained, auto: {signals, fired, thresholds,
@@ -60,6 +63,13 @@ class AutoContext(Context, DIVASettings):
                                  "vanilla's one call, its sentences checked) or thorough (fast, and an ambiguous "
                                  "question's best readings judged by the model first: about 7 calls)"},
     )
+    fast: Literal["draft", "judge"] = field(
+        default="draft",
+        metadata={"description": "What the fast budget spends its call on for an ambiguous question: draft (vanilla's "
+                                 "one call over the top k, its sentences checked) or judge (no draft: the model "
+                                 f"judges the {THOROUGH_JUDGE} best candidate readings, one 1-token request each, "
+                                 "about the draft's prompt tokens in all); a clear question gets the draft either way"},
+    )
     thorough: Literal["judge", "diva"] = field(
         default="judge",
         metadata={"description": "What the thorough budget spends its calls on for an ambiguous question: judge "
@@ -93,6 +103,11 @@ class AutoContext(Context, DIVASettings):
     @property
     def runs_diva(self) -> bool:
         return self.budget == "thorough" and self.thorough == "diva"
+
+    @property
+    def judges(self) -> bool:
+        """Whether an ambiguous question's readings are judged by the model (thorough, or fast=judge)."""
+        return (self.budget, self.thorough) == ("thorough", "judge") or (self.budget, self.fast) == ("fast", "judge")
 
 
 class AutoState(RAGState, total=False):
@@ -138,6 +153,7 @@ def assess_ambiguity(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
     else:
         ambiguous, fired = is_ambiguous(signals, thresholds)
     method = "diva" if context.runs_diva else METHOD_FOR_BUDGET[context.budget]
+    method = "judged readings" if (context.budget, context.fast) == ("fast", "judge") else method
     method = method if ambiguous or context.budget == "instant" else "vanilla"
     emit({"event": "auto_decision", "ambiguous": ambiguous, "method": method, "fired": fired})
     return {
@@ -162,20 +178,23 @@ def route_after_assess_ambiguity(
 
 
 def select_readings_for_budget(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
-    """select_readings; the thorough budget spends its extra calls on the model's judgment of an
-    ambiguous question's best candidates, every one of them (on the tune questions DIVA's
-    several calls gave less precise answers than the fast budget's one: see the README)."""
+    """select_readings; the thorough budget (and the fast one with fast=judge) spends calls on the
+    model's judgment of an ambiguous question's best candidates, every one of them (on the tune
+    questions DIVA's several calls gave less precise answers than the fast budget's one: see the
+    README)."""
     context = runtime.context
-    if context.budget == "thorough" and context.judge_readings == 0:
-        runtime = runtime.override(context=replace(context, judge_readings=THOROUGH_JUDGE, judge_min=0.0,
-                                                   judge_max=1.0))
+    if context.judges and context.judge_readings == 0:  # thorough judges every one, fast=judge the unsure
+        every = {"judge_min": 0.0, "judge_max": 1.0} if context.budget == "thorough" else {}
+        runtime = runtime.override(context=replace(context, judge_readings=THOROUGH_JUDGE, **every))
     return select_readings(state, runtime)
 
 
 def route_after_select_readings(
     state: AutoState, runtime: Runtime[AutoContext]
 ) -> Literal["synthesize_answer", "compose_answer"]:
-    return "compose_answer" if runtime.context.budget == "instant" else "synthesize_answer"
+    context = runtime.context
+    judged_only = (context.budget, context.fast) == ("fast", "judge") and state.get("ambiguous") is not False
+    return "compose_answer" if context.budget == "instant" or judged_only else "synthesize_answer"
 
 
 builder = StateGraph(AutoState, context_schema=AutoContext, input_schema=InputState, output_schema=OutputState)

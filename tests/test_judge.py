@@ -7,6 +7,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from agent.app import api
 from agent.assembly.judge import mixed, yes_probability
 from agent.evaluation.llm_cache import CachedChatModel, ResponseStore, replay_scope
+from agent.usage import emit
 
 JUDGE_MARKER = "Does the sentence below give the answer to this question"
 
@@ -89,3 +90,36 @@ def test_the_thorough_budget_has_the_model_judge_the_readings_of_an_ambiguous_qu
                                            "judge_per_passage": 2})
     titles = [c["text"].split("Sentence (", 1)[1].split("):", 1)[0] for c in scripted.calls if JUDGE_MARKER in c["text"]]
     assert len(titles) == 8 and max(titles.count(t) for t in titles) == 2
+
+
+def test_fast_judge_spends_the_fast_budget_on_judging_and_shows_the_sure_readings_first(scripted, demo_index,
+                                                                                       monkeypatch):
+    """fast=judge: an ambiguous question gets no draft; its unsure candidates are judged (one
+    1-token request each), the readings the judge cannot change are streamed before the first
+    request, and the judged ones are added under them. A clear question still gets the draft."""
+    from agent.assembly import nodes
+
+    announced = []  # the readings events, as the node emits them
+    monkeypatch.setattr(nodes, "emit", lambda event: announced.append(event) or emit(event))
+    shown_when_asked = []
+
+    def say_yes(messages) -> str:
+        shown_when_asked.append(len(announced))
+        return "yes 0.95"
+
+    scripted.rules.append((JUDGE_MARKER, say_yes))
+    settings = {"model": "scripted", "index_dir": demo_index, "fast": "judge"}
+    events = list(api.stream("Who founded Apple?", "auto", settings))
+    result = next(e["result"] for e in events if e.get("event") == "result")
+    shown = [[r["text"] for r in e["readings"]] for e in events if e.get("event") == "readings"]
+    assert result["decision"]["auto"]["method"] == "judged readings"
+    assert scripted.calls and all(JUDGE_MARKER in c["text"] for c in scripted.calls)  # no draft
+    assert result["usage"]["llm_calls"] == len(scripted.calls) <= 6
+    assert len(shown) == 2 and shown[1][:len(shown[0])] == shown[0] and len(shown[1]) > len(shown[0])
+    assert shown_when_asked and set(shown_when_asked) == {1}  # the sure readings went out before any request
+    readings = result["decision"]["auto"]["assembly"]["readings"]
+    assert [r for r in readings if "judge" in r] and all(r["probability"] > 0.6 for r in readings if "judge" not in r)
+    scripted.calls.clear()
+    clear = api.ask("What year was Hewlett-Packard founded?", "auto", settings)
+    assert clear["decision"]["ambiguous"] is False and len(scripted.calls) == 1
+    assert JUDGE_MARKER not in scripted.calls[0]["text"]  # the draft

@@ -5,6 +5,8 @@ step; what a step dropped, and why, is listed in `decision["assembly"]`.
 
 from __future__ import annotations
 
+import math
+
 from langgraph.runtime import Runtime
 
 from agent.assembly.checks import (BARE_ANSWER, cite_holding_passage, in_full_unless_said, model_sentences, narrows,
@@ -86,19 +88,41 @@ def announce(readings: list[dict], passages: list[dict]) -> None:
 @tracked
 def select_readings(state: dict, runtime: Runtime[Context]) -> dict:
     """Cited readings from the pool (`detection_passages`, else `passages`), chosen by the
-    learned selector's probability (with `judge_readings`, an ambiguous question's best
-    candidates mixed with the model's judgment first), streamed at once; `passages` becomes the
-    top k then the readings' passages, numbered as the answer will cite them."""
+    learned selector's probability, streamed at once; `passages` becomes the top k then the
+    readings' passages, numbered as the answer will cite them. With `judge_readings`, an
+    ambiguous question's unsure candidates are mixed with the model's judgment first
+    (`judged_readings`)."""
     context = runtime.context
     pool = state.get("detection_passages") or state.get("passages") or []
     ambiguous = state.get("ambiguous") is not False
-    scored, verdicts = rescored(pool, state.get("reading_scores")), {}
+    scored = rescored(pool, state.get("reading_scores"))
     if ambiguous and context.judge_readings > 0 and pool:
-        scored, verdicts = judged_scores(state["question"], scored or score_pool(state["question"], pool, context), context)
-    readings, passages = readings_for(state["question"], pool, context, ambiguous, pool[:context.k], scored=scored,
-                                      threshold=context.judge_threshold if verdicts else None, verdicts=verdicts)
-    announce(readings, passages)
+        readings, passages = judged_readings(state["question"], pool, context, scored)
+    else:
+        readings, passages = readings_for(state["question"], pool, context, ambiguous, pool[:context.k], scored=scored)
+        announce(readings, passages)
     return {"readings": readings, "passages": passages}
+
+
+def judged_readings(question: str, pool: list[dict], context: Context,
+                    scored: list[tuple[Candidate, float]] | None) -> tuple[list[dict], list[dict]]:
+    """(readings, passages) of an ambiguous question whose unsure candidates the model judges
+    (agent/assembly/judge.py). The readings no judgment can change (over `judge_max`) go on
+    screen before the model is asked; the judged ones follow them, so what is shown stays."""
+    scored = scored or score_pool(question, pool, context)
+    sure, passages = readings_for(question, pool, context, True, pool[:context.k], scored=scored,
+                                  threshold=max(math.nextafter(context.judge_max, 1.0), context.judge_threshold))
+    announce(sure, passages)
+    if len(sure) >= context.max_readings:
+        return sure, passages  # no room for another reading: nothing to ask the model
+    rescored_pool, verdicts = judged_scores(question, scored, context)
+    judged, passages = readings_for(question, pool, context, True, passages, scored=rescored_pool,
+                                    skip_ids={c for r in sure for c in r["citations"]},
+                                    said=[r["answer"] for r in sure], limit=context.max_readings - len(sure),
+                                    threshold=context.judge_threshold, verdicts=verdicts)
+    if judged:
+        announce(sure + judged, passages)  # every reading so far: a client may show the list anew
+    return sure + judged, passages
 
 
 def stream_checks(top: list[dict], question: str, readings: list[str], off_answer=None):
