@@ -52,7 +52,8 @@ def score(question: dict, result: dict, senses: dict) -> dict:
     """Recalled senses (ambiguous) or whether another sense was cited (clear), with the
     sentence metrics (agent/evaluation/sentence_metrics.py) against every gold short answer."""
     golds = [item["answer"] for item in question["interpretations"]]
-    return {**sense_score(question, result, senses), **sentence_scores(result["answer"], result["passages"], golds)}
+    return {**sense_score(question, result, senses), **sentence_scores(result["answer"], result["passages"], golds,
+                                                                   question["question"])}
 
 
 def sense_score(question: dict, result: dict, senses: dict) -> dict:

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from agent.app import api
-from agent.assembly.compose import compose, reading_text
+from agent.assembly.compose import compose, reading_text, repeats
 from agent.assembly.features import FEATURES, Candidate, feature_rows
 from agent.assembly.nodes import mixes_senses
 from agent.assembly.selector import MODEL_PATH, SelectorModel, choose, load_selector
-from agent.assembly.text import question_form
+from agent.assembly.text import answers_type, question_form
 from agent.evaluation.sentence_metrics import broken_sentences, sentence_scores, states_answer
 from tests.scripted import SYNTHESIS_MARKER, passage_number
 
@@ -166,6 +166,29 @@ def test_sentence_metrics_count_precise_and_broken_sentences():
     assert broken_sentences(restated, founded) == [(restated[1], "repeat")]  # the first said again, with more
     assert broken_sentences(restated[::-1], founded) == [(restated[0], "repeat")]
     assert sentence_scores("The indexed documents do not answer this question.", passages, ["x"])["abstained"]
+
+
+def test_the_same_answer_in_the_questions_words_is_a_repeat():
+    """A sentence that adds nothing to the question but what one earlier sentence says restates
+    it, for the answer and for the metric; one that adds another fact does not."""
+    question = "What was the first prize at NorthHack?"
+    reading = "For InvoiceLens, the team received the first prize of $15,000 [1]."
+    again = "The first prize at NorthHack was $15,000 [1]."
+    other = "The first prize at NorthHack was $20,000 in 2022 [2]."
+    assert repeats(again, [reading], question) and not repeats(again, [reading])  # only the question tells
+    assert not repeats(other, [reading], question)
+    prize = [{"id": "a", "title": "NorthHack", "text": "The team received the first prize of $15,000. "
+              "The first prize at NorthHack was $20,000 in 2022."}] * 2
+    assert broken_sentences([reading, again], prize, question) == [(again, "repeat")]
+    assert broken_sentences([reading, again], prize) == [] and broken_sentences([reading, other], prize, question) == []
+
+
+def test_a_sentence_announcing_reasons_gives_none():
+    why = "Why was Project Atlas created?"
+    assert not answers_type(why, "Northwind launched Project Atlas for two reasons.")
+    assert not answers_type(why, "The project had several reasons.")
+    assert answers_type(why, "Atlas was created because the old ledger could not close the books in time.")
+    assert answers_type(why, "The main reason was that the old ledger could not close the books in time.")
 
 
 def synthesis(messages) -> str:

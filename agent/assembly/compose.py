@@ -98,10 +98,14 @@ def reading_text(sentence: str, passage: dict, passages: list[dict], lead: bool 
     return cited_sentence(body, marker([passage["id"]], passages))
 
 
-def repeats(sentence: str, earlier: list[str]) -> bool:
-    """Whether the sentence restates one earlier sentence (agent/assembly/selector.py `restates`)."""
+def repeats(sentence: str, earlier: list[str], question: str = "") -> bool:
+    """Whether the sentence restates one earlier sentence (agent/assembly/selector.py `restates`),
+    or, given the `question`, says nothing beyond it that one earlier sentence does not ("The
+    first prize at NorthHack was $15,000 [1]." after "For InvoiceLens, the team received the
+    first prize of $15,000 [1]."): the same answer in the question's words."""
     words = said_words(sentence)
-    return any(restates(words, said_words(e)) for e in earlier)
+    beyond = words - said_words(question) if question else set()
+    return any(restates(words, said) or (beyond and beyond <= said) for said in map(said_words, earlier))
 
 
 def compose(first: list[str], then: list[str], gaps: list[str] = ()) -> str:

@@ -140,7 +140,7 @@ def stream_checks(top: list[dict], question: str, readings: list[str], off_answe
         judged[sentence] = in_full_unless_said(sentence, top, question, said)
         if off_answer is not None and off_answer(cite_holding_passage(judged[sentence], top)):
             return False  # judged as `check_sentences` will judge it: cited, a bare answer in full
-        return not repeats(judged[sentence], readings)
+        return not repeats(judged[sentence], readings, question)
 
     def shows(sentence: str) -> str:
         """A bare answer is shown as the sentence the checked answer will hold (`in_full`)."""
@@ -227,7 +227,7 @@ def check_sentences(state: dict, runtime: Runtime[Context]) -> dict:
                             f"(selector {low[sentence]:.2f} < {context.prose_floor:.2f})"})
         elif mixes_senses(sentence, top, vectors):
             dropped.append({"sentence": whole, "reason": "cites two senses for one claim"})
-        elif repeats(sentence, readings + prose):
+        elif repeats(sentence, readings + prose, question):
             dropped.append({"sentence": whole, "reason": "repeats a reading"})
         else:
             prose += unit

@@ -161,6 +161,12 @@ _REASON = re.compile(r"\b(?:because|since|due\s+to|owing\s+to|as\s+a\s+result|so
                      r"led\s+to|prompted|after\s+(?:a|an|the|it|its)\b)", re.IGNORECASE)
 
 
+# a sentence that announces reasons without giving one: "Northwind launched Project Atlas for two reasons."
+_ANNOUNCED_REASONS = re.compile(r"\b(?:for|of|had|has|have)\s+(?:two|three|four|five|several|many|various|"
+                                r"a\s+few|a\s+number\s+of|these|those|the\s+following)\s+(?:main\s+)?reasons\b",
+                                re.IGNORECASE)
+
+
 def precise_type(question: str) -> bool:
     """Whether the question's answer is of a kind a sentence plainly has or lacks (a date, a
     count, a time limit): then only a sentence that has it is a reading."""
@@ -185,7 +191,7 @@ def answers_type(question: str, sentence: str, title: str = "") -> bool:
         noun = stem(_COUNT_QUESTION.match(question.casefold().strip()).group(1))
         return any(stem(word.lower()) == noun for pair in _COUNTED.findall(_DATE.sub(" ", sentence)) for word in pair)
     if kind == "reason":  # a reason or an origin: "named after the constellation", "because"
-        return bool(_REASON.search(sentence))
+        return bool(_REASON.search(_ANNOUNCED_REASONS.sub(" ", sentence)))
     if kind == "measure":
         return bool(_NUMBER.search(_DATE.sub(" ", fresh)))  # "63 metres", not "8 to 10 June 2022"
     if kind == "place":  # a proper noun the question does not name ...

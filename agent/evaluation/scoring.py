@@ -29,7 +29,7 @@ def score(example: Example, output: dict, k: int = 5) -> dict:
     if groups:
         scores["str_em"], scores["str_hit"] = metrics.str_em_hit(groups, answer)
         scores[f"mrecall@{k}"] = metrics.mrecall_at_k([p.get("text", "") for p in passages], groups, k)
-        scores.update(sentence_quality(output, passages, groups, scores["str_em"]))
+        scores.update(sentence_quality(output, passages, groups, scores["str_em"], example.question))
     if any(r.strip() for r in example.long_answers):
         scores["rouge_lsum"] = metrics.rouge_lsum(example.long_answers, answer)
     if example.answer_annotations:
@@ -49,10 +49,11 @@ def score(example: Example, output: dict, k: int = 5) -> dict:
     return scores
 
 
-def sentence_quality(output: dict, passages: list[dict], groups: list[list[str]], recall: float) -> dict:
+def sentence_quality(output: dict, passages: list[dict], groups: list[list[str]], recall: float,
+                     question: str = "") -> dict:
     """Sentence precision (share of the answer's sentences stating a gold short answer of some
     sense), sense F1 against STR-EM as the sense recall, broken sentences and characters."""
-    counts = sentence_scores(output.get("answer") or "", passages, [a for group in groups for a in group])
+    counts = sentence_scores(output.get("answer") or "", passages, [a for group in groups for a in group], question)
     found = {"broken_sentences": counts["broken"], "chars": counts["chars"]}
     if counts["sentences"]:
         precision = counts["precise"] / counts["sentences"]

@@ -81,9 +81,12 @@ def cites_unheld(sentence: str, passages: list[dict]) -> bool:
     return answer_support(remove_citations(sentence), " ".join(passage_words(p) for p in cited)) < CITED_HOLDS
 
 
-def broken_sentences(answer_parts: list[str], passages: list[dict]) -> list[tuple[str, str]]:
-    """(sentence, why) for each broken sentence: `cut`, `repeat` or `unheld citation`."""
+def broken_sentences(answer_parts: list[str], passages: list[dict], question: str = "") -> list[tuple[str, str]]:
+    """(sentence, why) for each broken sentence: `cut`, `repeat` or `unheld citation`. Given the
+    `question`, a sentence saying nothing beyond it that one earlier sentence does not say is a
+    repeat too: the same answer in the question's words."""
     found, said = [], []
+    asked = set(content_tokens(question))
     for sentence in answer_parts:
         words = set(content_tokens(remove_citations(sentence)))
         if is_cut(sentence, passages) or stops_short(sentence, passages):
@@ -94,19 +97,22 @@ def broken_sentences(answer_parts: list[str], passages: list[dict]) -> list[tupl
         elif any(len(earlier) >= RESTATED_WORDS and len(words & earlier) >= NEAR_REPEAT * len(earlier)
                  and number_words(earlier) <= words for earlier in said):  # says an earlier sentence again, with more after it
             found.append((sentence, "repeat"))
+        elif asked and words - asked and any(words - asked <= earlier for earlier in said):
+            found.append((sentence, "repeat"))  # "The first prize at NorthHack was $15,000." after "... of $15,000"
         elif cites_unheld(sentence, passages):
             found.append((sentence, "unheld citation"))
         said.append(words)
     return found
 
 
-def sentence_scores(answer: str, passages: list[dict], gold_answers: Sequence[str]) -> dict:
-    """Per-answer counts: sentences judged, precise ones, gap notes, broken ones, characters."""
+def sentence_scores(answer: str, passages: list[dict], gold_answers: Sequence[str], question: str = "") -> dict:
+    """Per-answer counts: sentences judged, precise ones, gap notes, broken ones (`question`:
+    the question asked, for `broken_sentences`), characters."""
     parts = answer_sentences(answer)
     notes = [s for s in parts if GAP_NOTE.search(s)]
     judged = [s for s in parts if s not in notes]
     precise = [s for s in judged if states_any(s, gold_answers)]
-    broken = broken_sentences(parts, passages)
+    broken = broken_sentences(parts, passages, question)
     return {"sentences": len(judged), "precise": len(precise), "gap_notes": len(notes), "broken": len(broken),
             "broken_why": [why for _, why in broken], "chars": len(answer or ""),
             "abstained": not parts}
