@@ -45,7 +45,7 @@ Budget = Literal["instant", "fast", "thorough"]
 READING_POOL = 3  # x k passages an ambiguous question's readings may come from
 METHOD_FOR_BUDGET = {"instant": "extractive readings", "fast": "synthesis + extractive readings",
                      "thorough": "synthesis + judged readings"}
-THOROUGH_JUDGE = 6  # candidates the thorough budget has the model judge, every one of them, each passage's best
+JUDGED = 6  # candidates the model judges (each passage's best): every one on thorough, the unsure on fast=judge
 # (8 with two sentences of a passage, judge_per_passage=2, gained on tune but not on test: see the README, stop 48)
 
 
@@ -66,14 +66,16 @@ class AutoContext(Context, DIVASettings):
     fast: Literal["draft", "judge"] = field(
         default="draft",
         metadata={"description": "What the fast budget spends its call on for an ambiguous question: draft (vanilla's "
-                                 "one call over the top k, its sentences checked) or judge (no draft: the model "
-                                 f"judges the {THOROUGH_JUDGE} best candidate readings, one 1-token request each, "
-                                 "about the draft's prompt tokens in all); a clear question gets the draft either way"},
+                                 "one call over the top k, its sentences checked) or judge (no draft: of the "
+                                 f"{JUDGED} best candidate readings, those the selector gives judge_min to judge_max "
+                                 "are judged by the model, one 1-token request each, about 3.5 requests and 0.7x the "
+                                 "draft's tokens; the surer readings stream first); a clear question gets the draft "
+                                 "either way"},
     )
     thorough: Literal["judge", "diva"] = field(
         default="judge",
         metadata={"description": "What the thorough budget spends its calls on for an ambiguous question: judge "
-                                 f"(the model judges the {THOROUGH_JUDGE} best candidate readings unless "
+                                 f"(the model judges the {JUDGED} best candidate readings unless "
                                  "judge_readings says how many) or diva (the DIVA graph as a subgraph: "
                                  "pseudo-interpretations, verification; less precise on the tune questions)"},
     )
@@ -185,7 +187,7 @@ def select_readings_for_budget(state: AutoState, runtime: Runtime[AutoContext]) 
     context = runtime.context
     if context.judges and context.judge_readings == 0:  # thorough judges every one, fast=judge the unsure
         every = {"judge_min": 0.0, "judge_max": 1.0} if context.budget == "thorough" else {}
-        runtime = runtime.override(context=replace(context, judge_readings=THOROUGH_JUDGE, **every))
+        runtime = runtime.override(context=replace(context, judge_readings=JUDGED, **every))
     return select_readings(state, runtime)
 
 
