@@ -172,7 +172,8 @@ def main() -> int:
     parser.add_argument("--model", default="local")
     parser.add_argument("--method", default="auto")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="a setting of the method, in the fresh-process ask and the serve runs (e.g. fast=judge); repeatable")
+                        help="a setting of the method, in the fresh-process ask and the serve runs "
+                             "(e.g. fast=judge); repeatable")
     parser.add_argument("--n", type=int, default=100, help="test questions through serve (0: none; default: all)")
     parser.add_argument("--questions", choices=["demo", "heldout", "asqa"], default="demo",
                         help="demo: the demo fixture's test split; heldout: the held-out fixture; asqa: the ASQA "
@@ -211,9 +212,8 @@ def fresh_process_figures(index: str, model: str, method: str, settings: list[st
 
 
 def serve_figures(index: str, args: argparse.Namespace) -> int:
-    from bench.sense_recall import result_row
-
     from agent.app.settings import parse_settings
+    from bench.sense_recall import result_row
     from graphs.registry import load_method
 
     context = parse_settings(args.set, load_method(args.method).builder.context_schema)
@@ -233,8 +233,8 @@ def serve_figures(index: str, args: argparse.Namespace) -> int:
             flag = f"  ({run['repeats']} repeated)" if run["repeats"] else ""
             first = "    -" if run["first_cited"] is None else f"{run['first_cited']:5.1f}"
             gate = {True: "ambiguous", False: "clear"}.get((run["state"].get("decision") or {}).get("ambiguous"), "")
-            print(f"  {number:2}. {run['seconds']:5.1f} s (first cited {first} s, {gate})  {question['question']}{flag}",
-                  flush=True)
+            print(f"  {number:2}. {run['seconds']:5.1f} s (first cited {first} s, {gate})  "
+                  f"{question['question']}{flag}", flush=True)
             if out:
                 row = result_row(question, run["state"], args.method, run["seconds"])
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -254,7 +254,8 @@ def serve_figures(index: str, args: argparse.Namespace) -> int:
             mine = [r for r in runs if (r["state"].get("decision") or {}).get("ambiguous") is flag]
             firsts = [r["first_cited"] for r in mine if r["first_cited"] is not None]
             if mine:
-                print(f"  judged {label} (n={len(mine)}): complete p50 {statistics.median(r['seconds'] for r in mine):.1f} s"
+                complete = statistics.median(r["seconds"] for r in mine)
+                print(f"  judged {label} (n={len(mine)}): complete p50 {complete:.1f} s"
                       + (f", first cited text p50 {statistics.median(firsts):.1f} s ({len(firsts)} with one)"
                          if firsts else ", no cited text streamed"))
     return 0

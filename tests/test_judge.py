@@ -92,8 +92,8 @@ def test_the_thorough_budget_has_the_model_judge_the_readings_of_an_ambiguous_qu
     assert len(titles) == 8 and max(titles.count(t) for t in titles) == 2
 
 
-def test_fast_judge_spends_the_fast_budget_on_judging_and_shows_the_sure_readings_first(scripted, demo_index,
-                                                                                       monkeypatch):
+def test_fast_judge_spends_the_fast_budget_on_judging_and_shows_the_sure_readings_first(
+        scripted, demo_index, monkeypatch):
     """fast=judge: an ambiguous question gets no draft; its unsure candidates are judged (one
     1-token request each), the readings the judge cannot change are streamed before the first
     request, and the judged ones are added under them. A clear question still gets the draft."""

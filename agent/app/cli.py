@@ -278,8 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--budget", choices=["instant", "fast", "thorough"],
                      help="auto: instant (cited readings from the passages, no LLM call), fast (default: readings "
                           "plus one call) or thorough (fast, and an ambiguous question's readings judged by the "
-                          "model: about 7 calls; --set thorough=diva runs DIVA instead; --set fast=judge: the fast budget "
-                          "judges an ambiguous question's readings instead of drafting)")
+                          "model: about 7 calls; --set thorough=diva runs DIVA instead; --set fast=judge: the "
+                          "fast budget judges an ambiguous question's readings instead of drafting)")
     ask.add_argument("--set", action="append", metavar="NAME=VALUE", help="any other setting of the method")
     ask.add_argument("--json", action="store_true", help="print one JSON object instead of streaming")
     ask.set_defaults(run=cmd_ask)

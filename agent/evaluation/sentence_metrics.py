@@ -97,8 +97,8 @@ def broken_sentences(answer_parts: list[str], passages: list[dict], question: st
         elif any(len(earlier) >= RESTATED_WORDS and len(words & earlier) >= NEAR_REPEAT * len(earlier)
                  and number_words(earlier) <= words for earlier in said):  # says an earlier sentence again, with more after it
             found.append((sentence, "repeat"))
-        elif asked and words - asked and any(words - asked <= earlier for earlier in said):
-            found.append((sentence, "repeat"))  # "The first prize at NorthHack was $15,000." after "... of $15,000"
+        elif asked and (words - asked) and any(words - asked <= earlier for earlier in said):
+            found.append((sentence, "repeat"))  # "The first prize ... was $15,000." after "... prize of $15,000"
         elif cites_unheld(sentence, passages):
             found.append((sentence, "unheld citation"))
         said.append(words)
