@@ -123,3 +123,15 @@ def test_fast_judge_spends_the_fast_budget_on_judging_and_shows_the_sure_reading
     clear = api.ask("What year was Hewlett-Packard founded?", "auto", settings)
     assert clear["decision"]["ambiguous"] is False and len(scripted.calls) == 1
     assert JUDGE_MARKER not in scripted.calls[0]["text"]  # the draft
+
+
+def test_a_judge_that_answers_garbage_leaves_the_selectors_word_and_the_answer_stands(scripted, demo_index):
+    """No yes or no in the reply (a small model's garbage): no judgment, so an unsure candidate
+    keeps the selector's probability and needs the judge's threshold on it alone; the sure
+    readings are stated as they were streamed."""
+    scripted.rules.append((JUDGE_MARKER, "Apple is a fruit and a company."))
+    result = api.ask("Who founded Apple?", "auto", {"model": "scripted", "index_dir": demo_index, "fast": "judge"})
+    readings = result["decision"]["auto"]["assembly"]["readings"]
+    assert readings and not [r for r in readings if "judge" in r]
+    assert all(r["probability"] >= 0.5 for r in readings) and "Wozniak" in result["answer"]
+    assert result["usage"]["llm_calls"] >= 1 and not result["decision"].get("abstained")
