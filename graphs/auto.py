@@ -107,9 +107,14 @@ class AutoContext(Context, DIVASettings):
         return self.budget == "thorough" and self.thorough == "diva"
 
     @property
+    def judges_instead_of_drafting(self) -> bool:
+        """The fast budget with fast=judge: an ambiguous question's readings are judged, and no draft written."""
+        return (self.budget, self.fast) == ("fast", "judge")
+
+    @property
     def judges(self) -> bool:
         """Whether an ambiguous question's readings are judged by the model (thorough, or fast=judge)."""
-        return (self.budget, self.thorough) == ("thorough", "judge") or (self.budget, self.fast) == ("fast", "judge")
+        return (self.budget, self.thorough) == ("thorough", "judge") or self.judges_instead_of_drafting
 
 
 class AutoState(RAGState, total=False):
@@ -155,7 +160,7 @@ def assess_ambiguity(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
     else:
         ambiguous, fired = is_ambiguous(signals, thresholds)
     method = "diva" if context.runs_diva else METHOD_FOR_BUDGET[context.budget]
-    method = "judged readings" if (context.budget, context.fast) == ("fast", "judge") else method
+    method = "judged readings" if context.judges_instead_of_drafting else method
     method = method if ambiguous or context.budget == "instant" else "vanilla"
     emit({"event": "auto_decision", "ambiguous": ambiguous, "method": method, "fired": fired})
     return {
@@ -180,10 +185,10 @@ def route_after_assess_ambiguity(
 
 
 def select_readings_for_budget(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
-    """select_readings; the thorough budget (and the fast one with fast=judge) spends calls on the
-    model's judgment of an ambiguous question's best candidates, every one of them (on the tune
-    questions DIVA's several calls gave less precise answers than the fast budget's one: see the
-    README)."""
+    """select_readings; the thorough budget spends its extra calls on the model's judgment of an
+    ambiguous question's best candidates, every one of them (on the tune questions DIVA's
+    several calls gave less precise answers than the fast budget's one: see the README), and
+    the fast budget with fast=judge on those the selector is unsure of (judge_min to judge_max)."""
     context = runtime.context
     if context.judges and context.judge_readings == 0:  # thorough judges every one, fast=judge the unsure
         every = {"judge_min": 0.0, "judge_max": 1.0} if context.budget == "thorough" else {}
@@ -195,7 +200,7 @@ def route_after_select_readings(
     state: AutoState, runtime: Runtime[AutoContext]
 ) -> Literal["synthesize_answer", "compose_answer"]:
     context = runtime.context
-    judged_only = (context.budget, context.fast) == ("fast", "judge") and state.get("ambiguous") is not False
+    judged_only = context.judges_instead_of_drafting and state.get("ambiguous") is not False
     return "compose_answer" if context.budget == "instant" or judged_only else "synthesize_answer"
 
 

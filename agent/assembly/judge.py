@@ -1,10 +1,11 @@
 """The model as a judge of readings (`judge_readings` > 0, ambiguous questions only; auto's
-thorough budget judges 6, every one, and the fast budget none).
+thorough budget judges 6, every one, the fast budget none unless `fast=judge`: then the unsure
+of 6).
 
 The selector reads words and vectors; the model reads the sentence. Each of the best
 `judge_readings` candidates (the best sentence of a passage, or its best `judge_per_passage`,
-near-repeats skipped, as `choose` takes them) gets one short request, prompts/judge_reading.md, with one completion token: P(yes)
-is read from that token's log-probabilities. The judgment is mixed with the selector's
+near-repeats skipped, as `choose` takes them) gets one short request, prompts/judge_reading.md,
+with one completion token: P(yes) is read from that token's log-probabilities. The judgment is mixed with the selector's
 probability in logit space (`judge_weight`); on the tune questions the two err on different
 sentences (bench/relevance_ceiling.py: ROC-AUC 0.900 judge, 0.905 selector, 0.930 mixed). A
 judgment that fails or holds no yes/no leaves the selector's probability as it was. Only the

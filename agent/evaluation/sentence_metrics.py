@@ -89,6 +89,7 @@ def broken_sentences(answer_parts: list[str], passages: list[dict], question: st
     asked = set(content_tokens(question))
     for sentence in answer_parts:
         words = set(content_tokens(remove_citations(sentence)))
+        beyond = words - asked  # what it says that the question does not
         if is_cut(sentence, passages) or stops_short(sentence, passages):
             found.append((sentence, "cut"))
         elif words and any(len(words & earlier) >= NEAR_REPEAT * len(words) and number_words(words) <= earlier
@@ -97,7 +98,7 @@ def broken_sentences(answer_parts: list[str], passages: list[dict], question: st
         elif any(len(earlier) >= RESTATED_WORDS and len(words & earlier) >= NEAR_REPEAT * len(earlier)
                  and number_words(earlier) <= words for earlier in said):  # says an earlier sentence again, with more after it
             found.append((sentence, "repeat"))
-        elif asked and (words - asked) and any(words - asked <= earlier for earlier in said):
+        elif asked and beyond and any(beyond <= earlier for earlier in said):
             found.append((sentence, "repeat"))  # "The first prize ... was $15,000." after "... prize of $15,000"
         elif cites_unheld(sentence, passages):
             found.append((sentence, "unheld citation"))
