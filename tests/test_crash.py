@@ -5,6 +5,8 @@ SLOW seconds so the kill lands while the answering step's model call is in fligh
 row stays "running" until the survivor takes the thread over and marks it interrupted.
 """
 
+import time
+
 import psycopg
 import pytest
 
@@ -42,6 +44,18 @@ def run_statuses(url: str, thread: str) -> list[str]:
     return [status for status, _ in run_rows(url, thread)]
 
 
+def checkpoint_saved(client, thread: str, seconds: float = SLOW / 2) -> bool:
+    """Whether the run's checkpoint before its answering step reaches PostgreSQL within `seconds`.
+    LangGraph writes a step's checkpoint while the next step runs (durability "async"), so on a
+    loaded machine a kill the instant the model call starts can land before that write."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if client.get(f"/threads/{thread}/state").json().get("next") == ["run_method"]:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def run_body(**body) -> dict:
     return {"assistant_id": "chat", "context": {"model": "openai:fake", "downstream": "vanilla"}, "stream_mode": ["custom", "values"], **body}
 
@@ -59,9 +73,10 @@ def test_sigkill_mid_stream_the_other_replica_resumes_from_the_last_checkpoint(r
             for name, data in sse_events(r):
                 seen.append(data.get("node") if name == "custom" else name)
                 if name == "custom" and data.get("node") == "synthesize_answer":  # the model call is in flight
+                    saved = checkpoint_saved(b, streaming)
                     doomed.kill()
                     break
-        assert doomed.process.returncode == -9 and "read_message" in seen
+        assert saved and doomed.process.returncode == -9 and "read_message" in seen
         assert run_statuses(doomed.database_url, streaming) == ["running"]  # nobody is left to end it
 
         state = b.get(f"/threads/{streaming}/state").json()  # the last checkpoint, read by the other replica
