@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from agent.app import api
-from agent.assembly.compose import compose, reading_text, repeats
+from agent.assembly.compose import compose, reading_text, repeats, sense_name
 from agent.assembly.features import FEATURES, Candidate, feature_rows
 from agent.assembly.nodes import mixes_senses
 from agent.assembly.selector import MODEL_PATH, SelectorModel, choose, load_selector
@@ -131,6 +131,21 @@ def test_a_lead_names_a_sense_in_plain_words_and_only_where_it_tells_readings_ap
         "If a rental car is damaged, report it [1].")
     assert reading_text("It is the usual rating for engines.", HORSEPOWER, [HORSEPOWER], lead=False) == (
         "For Horsepower, it is the usual rating for engines [1].")
+
+
+def test_a_lead_keeps_the_aside_that_tells_senses_of_one_name_apart():
+    moon = {"id": "m", "title": "Titan: discovery and naming", "text": "Titan was discovered in 1655 by Huygens."}
+    submersible = {"id": "s", "title": "Titan (submersible): the final dive",
+                   "text": "The dive was piloted by Stockton Rush."}
+    assert sense_name(moon) == "Titan" and sense_name(submersible) == "Titan (submersible)"
+    assert reading_text("The dive was piloted by Stockton Rush.", submersible, [moon, submersible]) == (
+        "For Titan (submersible), the dive was piloted by Stockton Rush [2].")
+    # a sentence that names the sense in full needs no lead; one naming only "Titan" does
+    assert reading_text("Titan was discovered in 1655 by Huygens.", moon, [moon]) == (
+        "Titan was discovered in 1655 by Huygens [1].")
+    assert reading_text("Titan (submersible) imploded in 2023.", submersible, [submersible]) == (
+        "Titan (submersible) imploded in 2023 [1].")
+    assert reading_text("Titan imploded in 2023.", submersible, [submersible]).startswith("For Titan (submersible), ")
 
 
 def test_compose_keeps_what_came_first_and_skips_repeats():

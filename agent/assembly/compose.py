@@ -22,9 +22,10 @@ MAX_SENTENCE = 600  # characters of a reading's sentence before it is cut at a w
 
 
 def sense_name(passage: dict) -> str:
-    """The sense a passage stands for, in plain words: its title less a parenthesized aside and
-    less a section after a colon ("Saturn V: design and size" is about the Saturn V)."""
-    title = re.sub(r"\s*\([^)]*\)", "", passage.get("title", "")).strip()
+    """The sense a passage stands for, in plain words: its title less a section after a colon
+    ("Saturn V: design and size" is about the Saturn V). A parenthesized aside stays: it is
+    what tells the senses of one name apart ("Titan (submersible)" beside the moon's "Titan")."""
+    title = passage.get("title", "").strip()
     head, colon, _ = title.partition(": ")
     return head.strip() if colon and head.strip() else title
 
