@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from agent.app import api
-from agent.assembly.compose import compose, reading_text, repeats, sense_name
+from agent.assembly.compose import compose, reading_text, repeats, sense_name, without_restated_clause
 from agent.assembly.features import FEATURES, Candidate, feature_rows
 from agent.assembly.nodes import mixes_senses
 from agent.assembly.selector import MODEL_PATH, SelectorModel, choose, load_selector
@@ -148,6 +148,18 @@ def test_a_lead_keeps_the_aside_that_tells_senses_of_one_name_apart():
     assert reading_text("Titan imploded in 2023.", submersible, [submersible]).startswith("For Titan (submersible), ")
 
 
+def test_a_last_clause_saying_a_reading_again_goes_and_the_rest_of_the_sentence_stays():
+    reading = "For Performance review calendar, completed reviews must be submitted in the HR portal by 15 December [1]."
+    both = ("Performance review conversations are held each November, and completed reviews must be submitted in "
+            "the HR portal by 15 December [1].")
+    assert without_restated_clause(both, [reading]) == "Performance review conversations are held each November [1]."
+    assert without_restated_clause(both.replace("15 December", "1 March"), [reading]) == (
+        both.replace("15 December", "1 March"))  # another date is another fact
+    other = "Reviews are held each November, and managers rate staff on five values [1]."
+    assert without_restated_clause(other, [reading]) == other
+    assert without_restated_clause(both, []) == both
+
+
 def test_compose_keeps_what_came_first_and_skips_repeats():
     answer = compose(["HP is a company [1]."], ["HP is a company [1].", "hp is also a unit of power [2]."])
     assert answer == "HP is a company [1]. hp is also a unit of power [2]."
@@ -215,7 +227,8 @@ def synthesis(messages) -> str:
 
 def test_readings_are_streamed_before_the_model_writes(scripted, demo_index):
     scripted.rules.append((SYNTHESIS_MARKER, synthesis))
-    events = list(api.stream("What is HP?", "auto", {"model": "scripted", "index_dir": demo_index}))
+    events = list(api.stream("What is HP?", "auto",  # no prose floor: what is left of the sentence stands
+                             {"model": "scripted", "index_dir": demo_index, "prose_floor": 0.0}))
     kinds = [e["event"] for e in events]
     assert "readings" in kinds
     first_readings = kinds.index("readings")
@@ -338,8 +351,9 @@ def based_synthesis(messages) -> str:
 @pytest.mark.parametrize("floor", [0.1, 0.0])
 def test_a_model_sentence_the_selector_reads_as_no_answer_is_neither_streamed_nor_kept(scripted, demo_index, floor):
     scripted.rules.append((SYNTHESIS_MARKER, based_synthesis))
-    events = list(api.stream("Where is HP based?", "auto",
-                             {"model": "scripted", "index_dir": demo_index, "prose_floor": floor}))
+    events = list(api.stream("Where is HP based?", "auto",  # whole passages: the model may copy any sentence
+                             {"model": "scripted", "index_dir": demo_index, "prose_floor": floor,
+                              "compress_passages": False}))
     streamed = "".join(e["text"] for e in events if e["event"] == "token")
     result = events[-1]["result"]
     assert "Addison Avenue" in streamed and "Addison Avenue" in result["answer"]
@@ -362,3 +376,26 @@ def test_a_question_the_model_wrote_goes_with_its_answer():
              "What is Java's mascot?"]
     assert compose([reading], prose) == (f"{reading} When was Java released? "
                                          "Sun Microsystems released Java to the public in 1995 [2].")
+
+
+def points_and_again(messages) -> str:
+    points = passage_number(messages, "Dungeons")
+    return json.dumps({"interpretations": [], "answer": (
+        f"The concept entered popular gaming through Dungeons & Dragons, and hit points are a numeric value in "
+        f"role-playing and video games that measures how much damage a character or object can absorb before being "
+        f"defeated [{points}].")})
+
+
+def test_a_draft_clause_saying_a_reading_again_is_cut_alike_on_screen_and_in_the_answer(scripted, demo_index):
+    scripted.rules.append((SYNTHESIS_MARKER, points_and_again))
+    events = list(api.stream("What is HP?", "auto",  # no prose floor: what is left of the sentence stands
+                             {"model": "scripted", "index_dir": demo_index, "prose_floor": 0.0}))
+    readings = [r["text"] for e in events if e["event"] == "readings" for r in e["readings"]]
+    streamed = "".join(e["text"] for e in events if e["event"] == "token")
+    result = events[-1]["result"]
+    assert any("how much damage a character" in r for r in readings)  # the reading the clause says again
+    kept = "The concept entered popular gaming through Dungeons & Dragons ["
+    assert kept in streamed and kept in result["answer"]
+    assert "and hit points are" not in streamed and "and hit points are" not in result["answer"]
+    assert any(d["reason"].startswith("its last clause repeats a reading")
+               for d in result["decision"]["auto"]["assembly"]["dropped"])

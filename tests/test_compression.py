@@ -46,3 +46,36 @@ def test_the_switch_decides_what_the_model_reads_and_the_checks_still_see_whole_
         assert ours.count("<documents>\n[1] ") == 1 and "\n\n[5] " in ours and "</documents>" in ours
     assert short["passages"] == whole["passages"]  # the result lists the whole passages
     assert short["usage"]["llm_calls"] == whole["usage"]["llm_calls"] == 1
+
+
+def test_a_ranking_chooses_the_sentences_the_prompt_keeps(demo_index):
+    retriever = get_retriever(Context(index_dir=demo_index))
+    passages = retriever.search("When was Hewlett-Packard founded?", "hybrid", 5)
+
+    def last_best(shown: list[dict], split: list[list[str]]) -> list[list[float]]:
+        return [[float(i) for i in range(len(sentences))] for sentences in split]
+
+    short = compress_passages("When was Hewlett-Packard founded?", passages, retriever.embed_queries, last_best)
+    for whole, part in zip(passages, short):
+        sentences, kept = split_sentences(whole["text"]), split_sentences(part["text"])
+        assert kept[0] == sentences[0] and kept[-1] == sentences[-1]  # the first, then the ranking's best
+
+
+def test_autos_draft_prompt_keeps_each_passages_sentence_the_selector_ranks_best(scripted, demo_index):
+    from agent.assembly.gate import GATE_POOL
+    from agent.assembly.nodes import selector_ranking
+    from graphs.auto import READING_POOL
+
+    reply = json.dumps({"interpretations": [], "answer": "HP was founded in 1939 [1]."})
+    scripted.rules.append(("Reply with JSON", reply))
+    question = "Where is HP based?"
+    result = api.ask(question, "auto", {"model": "scripted", "index_dir": demo_index})
+    prompt = [call["text"] for call in scripted.calls if "Reply with JSON" in call["text"]][-1]
+    context = Context(index_dir=demo_index)
+    pool = get_retriever(context).search(question, "hybrid", READING_POOL * 5, depth=2 * GATE_POOL * 5)  # auto's pool
+    top = [next(p for p in pool if p["id"] == shown["id"]) for shown in result["passages"][:5]]
+    split = [split_sentences(p["text"]) for p in top]
+    for sentences, scores in zip(split, selector_ranking(question, pool, context)(top, split)):
+        if len(sentences) > 2:
+            best = max(range(1, len(sentences)), key=lambda i: scores[i])
+            assert sentences[best] in prompt

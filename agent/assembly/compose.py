@@ -109,6 +109,23 @@ def repeats(sentence: str, earlier: list[str], question: str = "") -> bool:
     return any(restates(words, said) or (beyond and beyond <= said) for said in map(said_words, earlier))
 
 
+_LAST_CLAUSE = re.compile(r"^(?P<head>.+?)(?:,\s+and|;)\s+(?P<tail>[^;]+?)(?P<end>(?:\s*\[[\d,\s]+\])*\s*[.!?]?\s*)$")
+
+
+def without_restated_clause(sentence: str, earlier: list[str]) -> str:
+    """The sentence less a last clause (after ", and" or ";") that says one `earlier` sentence
+    again ("Reviews are held each November, and completed reviews must be submitted by 15
+    December [1]." after the reading "... completed reviews must be submitted by 15 December
+    [1]."): what is new stays, the repeat goes. Unchanged when no last clause restates one."""
+    found = _LAST_CLAUSE.match(sentence.strip())
+    if not found or not earlier:
+        return sentence
+    tail = said_words(found["tail"])
+    if len(tail) < 2 or not any(restates(tail, said) for said in map(said_words, earlier)):
+        return sentence
+    return f"{found['head'].rstrip(' ,')}{found['end'].rstrip() or '.'}"
+
+
 def compose(first: list[str], then: list[str], gaps: list[str] = ()) -> str:
     """`first` as they are (auto: the readings, shown first), then the sentences of `then` that
     say something new, then gap notes. A question the model wrote goes with its answer: it is

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 
 from agent.assembly.checks import (BARE_ANSWER, cite_holding_passage, in_full_unless_said, model_sentences, narrows,
                                    sentence_fault)
-from agent.assembly.compose import compose, reading_text, repeats, sense_name
+from agent.assembly.compose import compose, reading_text, repeats, sense_name, without_restated_clause
 from agent.assembly.text import answer_units, said_words
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.gaps import gap_notes
@@ -137,7 +137,7 @@ def stream_checks(top: list[dict], question: str, readings: list[str], off_answe
         prose floor when readings are on screen and does not repeat one of them."""
         if not is_complete(sentence) or sentence_fault(sentence, top, question, set()) is not None:
             return False
-        judged[sentence] = in_full_unless_said(sentence, top, question, said)
+        judged[sentence] = without_restated_clause(in_full_unless_said(sentence, top, question, said), readings)
         if off_answer is not None and off_answer(cite_holding_passage(judged[sentence], top)):
             return False  # judged as `check_sentences` will judge it: cited, a bare answer in full
         return not repeats(judged[sentence], readings, question)
@@ -163,11 +163,27 @@ def draft_answer(state: dict, runtime: Runtime[Context]) -> dict:
         return bool(below_floor(state["question"], [sentence], top, pool, context))
 
     stands, shows = stream_checks(top, state["question"], readings, off_answer if readings else None)
-    update = synthesize_answer({**state, "passages": top}, runtime, stands=stands, shows=shows)
+    update = synthesize_answer({**state, "passages": top}, runtime, stands=stands, shows=shows,
+                               rank=selector_ranking(state["question"], pool, context))
     return {"draft": update["answer"], "draft_interpretations": update["interpretations"],
             "route": update.get("route", []), "usage": update.get("usage", {}),
             "decision": {key: value for key, value in update["decision"].items() if key != "abstained"}
             | {"draft_abstained": bool(update["decision"].get("abstained"))}}
+
+
+def selector_ranking(question: str, pool: list[dict], context: Context):
+    """The draft prompt's compression ranks a passage's sentences by the selector's probability
+    that they state an answer, read as sentences of that passage beside the pool's own (as
+    `below_floor` reads the model's). On the tune questions its compressed prompt held a
+    sentence stating a gold answer for 82 of 84 questions judged clear (word overlap plus
+    cosine: 78) and 106 of 113 judged ambiguous (97)."""
+    def rank(passages: list[dict], split: list[list[str]]) -> list[list[float]]:
+        written = [(sentence, passage) for passage, sentences in zip(passages, split) for sentence in sentences]
+        if not written:
+            return [[] for _ in split]
+        probabilities = iter(p for _, p in score_pool(question, pool, context, written)[-len(written):])
+        return [[next(probabilities) for _ in sentences] for sentences in split]
+    return rank
 
 
 def below_floor(question: str, sentences: list[str], top: list[dict], pool: list[dict],
@@ -202,7 +218,8 @@ def mixes_senses(sentence: str, passages: list[dict], vectors) -> bool:
 def check_sentences(state: dict, runtime: Runtime[Context]) -> dict:
     """The draft's sentences that can stand (agent/assembly/checks.py), less, beside readings,
     those the selector reads as no answer (`below_floor`), those citing two senses for one claim
-    and those repeating a reading; every drop is listed with its reason."""
+    and those repeating a reading (a last clause repeating one goes alone: `without_restated_clause`);
+    every drop is listed with its reason."""
     context = runtime.context
     top = (state.get("passages") or [])[:context.k]
     draft = state.get("draft") or ""
@@ -217,6 +234,10 @@ def check_sentences(state: dict, runtime: Runtime[Context]) -> dict:
     vectors = passage_vectors(retriever, top)
     prose = []
     readings = [r["text"] for r in state.get("readings") or []]
+    trimmed = [without_restated_clause(sentence, readings) for sentence in kept]  # as `stream_checks` showed them
+    dropped += [{"sentence": whole, "reason": "its last clause repeats a reading (the rest is kept)"}
+                for whole, part in zip(kept, trimmed) if part != whole]
+    kept = trimmed
     # under readings only: alone, the model's sentences are the answer, and the fallback sentence
     # that would replace them is no better (tune replays: clear precision 0.911 -> 0.875)
     low = below_floor(question, kept, top, state.get("detection_passages") or top, context) if readings else {}

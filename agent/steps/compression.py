@@ -12,6 +12,7 @@ after the model still reads the whole passages.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -47,18 +48,30 @@ def kept_sentences(sentences: list[str], scores: list[float], share: float = KEE
     return [sentences[i] for i in sorted(keep)]
 
 
-def compress_passages(question: str, passages: list[dict], embed) -> list[dict]:
+SentenceRanker = Callable[[list[dict], list[list[str]]], list[list[float]]]
+
+
+def compress_passages(question: str, passages: list[dict], embed, rank: SentenceRanker | None = None) -> list[dict]:
     """The passages with only the sentences that bear on the question (see the module doc);
-    `embed(texts) -> normalized vectors` is the retriever's encoder, called once."""
+    `embed(texts) -> normalized vectors` is the retriever's encoder, called once. `rank(passages,
+    their sentences)`, when a method has a better judge of which sentences answer (auto: its
+    learned reading selector), scores them instead of word overlap plus cosine."""
     split = [split_sentences(p["text"]) for p in passages]
     flat = [s for sentences in split for s in sentences]
     if not flat:
         return passages
-    vectors = embed([question, *flat])
-    question_vector, vectors = vectors[0], vectors[1:]
-    shortened, offset = [], 0
-    for passage, sentences in zip(passages, split):
-        scores = sentence_scores(question, sentences, vectors[offset:offset + len(sentences)], question_vector)
-        offset += len(sentences)
+    shortened = []
+    for passage, sentences, scores in zip(passages, split, rank(passages, split) if rank else heuristic(question, split, embed)):
         shortened.append({**passage, "text": " ".join(kept_sentences(sentences, scores)) or passage["text"]})
     return shortened
+
+
+def heuristic(question: str, split: list[list[str]], embed) -> list[list[float]]:
+    """Each passage's sentence scores by `sentence_scores`, with one call to the encoder."""
+    vectors = embed([question, *[s for sentences in split for s in sentences]])
+    question_vector, vectors = vectors[0], vectors[1:]
+    scores, offset = [], 0
+    for sentences in split:
+        scores.append(sentence_scores(question, sentences, vectors[offset:offset + len(sentences)], question_vector))
+        offset += len(sentences)
+    return scores

@@ -63,13 +63,14 @@ def answer_update(answer: str, interpretations: list[dict], **decision) -> dict:
 
 
 @tracked
-def synthesize_answer(state: RAGState, runtime: Runtime[Context], stands=None, shows=None) -> dict:
+def synthesize_answer(state: RAGState, runtime: Runtime[Context], stands=None, shows=None, rank=None) -> dict:
     """One call: the interpretations the passages answer, then the answer citing [n]: a sentence
     per interpretation, or with `answer_length=long` a long-form answer, as the papers wrote it.
 
     `state["guidance"]`, when a method sets it (e.g. sub-questions), is shown to the model.
     `stands(sentence)`: the check a streamed sentence must pass to be shown, `shows(sentence)`:
-    the text shown for it (agent/llm/calls.py).
+    the text shown for it (agent/llm/calls.py). `rank`: how the prompt's compression scores each
+    passage's sentences (`compress_passages`).
     """
     passages = state.get("passages") or []
     if not passages:
@@ -81,7 +82,7 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context], stands=None, s
         context, Synthesis, "synthesize_long_answer" if long_form else "synthesize_answer", stream_field="answer",
         max_tokens=context.max_tokens if long_form else context.max_answer_tokens,
         stands=stands, shows=shows, question=state["question"], guidance=f"\n{guidance}\n" if guidance else "",
-        passages=format_passages(prompt_passages(context, state["question"], passages),
+        passages=format_passages(prompt_passages(context, state["question"], passages, rank),
                                  getattr(context, "passage_chars", 900)),
     )
     if synthesis is None:
@@ -90,13 +91,13 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context], stands=None, s
                            passages, synthesis.answer)
 
 
-def prompt_passages(context: Context, question: str, passages: list[dict]) -> list[dict]:
+def prompt_passages(context: Context, question: str, passages: list[dict], rank=None) -> list[dict]:
     """The passages as the synthesis prompt shows them: with `compress_passages`, only the
-    sentences bearing on the question (agent/steps/compression.py); the checks after the
-    model always read the whole passages."""
+    sentences bearing on the question (agent/steps/compression.py, scored by `rank` when
+    given); the checks after the model always read the whole passages."""
     if not context.compress_passages:
         return passages
-    return compress_passages(question, passages, get_retriever(context).embed_queries)
+    return compress_passages(question, passages, get_retriever(context).embed_queries, rank)
 
 
 def final_interpretations(state: RAGState, synthesis: Synthesis, passages: list[dict]) -> list[dict]:
