@@ -24,6 +24,7 @@ from agent.llm.prompts import CITATION_MARKER
 from agent.steps.grounding import content_tokens
 from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.steps.coherence import cosine
+from agent.steps.compression import SentenceRanker
 from agent.steps.interpretations import NOT_IN_DOCUMENTS
 from agent.steps.nodes import answer_update, synthesize_answer
 from agent.usage import emit, tracked
@@ -171,7 +172,7 @@ def draft_answer(state: dict, runtime: Runtime[Context]) -> dict:
             | {"draft_abstained": bool(update["decision"].get("abstained"))}}
 
 
-def selector_ranking(question: str, pool: list[dict], context: Context):
+def selector_ranking(question: str, pool: list[dict], context: Context) -> SentenceRanker:
     """The draft prompt's compression ranks a passage's sentences by the selector's probability
     that they state an answer, read as sentences of that passage beside the pool's own (as
     `below_floor` reads the model's). On the tune questions its compressed prompt held a

@@ -60,10 +60,9 @@ def compress_passages(question: str, passages: list[dict], embed, rank: Sentence
     flat = [s for sentences in split for s in sentences]
     if not flat:
         return passages
-    shortened = []
-    for passage, sentences, scores in zip(passages, split, rank(passages, split) if rank else heuristic(question, split, embed)):
-        shortened.append({**passage, "text": " ".join(kept_sentences(sentences, scores)) or passage["text"]})
-    return shortened
+    ranked = rank(passages, split) if rank else heuristic(question, split, embed)
+    return [{**passage, "text": " ".join(kept_sentences(sentences, scores)) or passage["text"]}
+            for passage, sentences, scores in zip(passages, split, ranked)]
 
 
 def heuristic(question: str, split: list[list[str]], embed) -> list[list[float]]:

@@ -14,7 +14,7 @@ from agent.llm.answers import cited_ids, clean_answer, folded, uncut
 from agent.llm.prompts import format_passages
 from agent.retrieval.retriever import get_retriever
 from agent.llm.schemas import ANSWER_CAP, QUESTION_CAP, Synthesis
-from agent.steps.compression import compress_passages
+from agent.steps.compression import SentenceRanker, compress_passages
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, grounded_output
 from agent.state import RAGState
 from agent.usage import tracked
@@ -63,7 +63,8 @@ def answer_update(answer: str, interpretations: list[dict], **decision) -> dict:
 
 
 @tracked
-def synthesize_answer(state: RAGState, runtime: Runtime[Context], stands=None, shows=None, rank=None) -> dict:
+def synthesize_answer(state: RAGState, runtime: Runtime[Context], stands=None, shows=None,
+                      rank: SentenceRanker | None = None) -> dict:
     """One call: the interpretations the passages answer, then the answer citing [n]: a sentence
     per interpretation, or with `answer_length=long` a long-form answer, as the papers wrote it.
 
@@ -91,7 +92,8 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context], stands=None, s
                            passages, synthesis.answer)
 
 
-def prompt_passages(context: Context, question: str, passages: list[dict], rank=None) -> list[dict]:
+def prompt_passages(context: Context, question: str, passages: list[dict],
+                    rank: SentenceRanker | None = None) -> list[dict]:
     """The passages as the synthesis prompt shows them: with `compress_passages`, only the
     sentences bearing on the question (agent/steps/compression.py, scored by `rank` when
     given); the checks after the model always read the whole passages."""
