@@ -15,7 +15,7 @@ coherence for the record; agent/steps/ambiguity_signals.py) ->
               streaming the sure ones) ->
     budget "instant", or "fast" with `fast=judge` and ambiguous:
                        compose_answer (the readings alone, no draft)
-    budget "fast", "thorough": synthesize_answer (vanilla's one call over the top k) ->
+    budget "fast", "thorough": synthesize_answer (one call over the top k, vanilla's prompt) ->
                        check_sentences (the draft's sentences that stand) -> compose_answer
 `decision` = {ambiguous, branch, interpretations_source, abstained, auto: {signals, fired, thresholds,
 method}, assembly: {readings, dropped}} (+ `diva: {...}` when DIVA answered); the stream carries an
