@@ -288,6 +288,12 @@ def test_a_named_sense_with_no_answer_gets_a_gap_note_not_a_fact():
     games = {"id": "g2", "title": "Hit points", "text": "Hit points, abbreviated HP, are a measure of health in games."}
     assert gap_notes("Where is HP based?", [FIRM, UNIT, games], np.eye(3), stated) == [
         "HP can also mean Horsepower or Hit points; the documents give no place for them."]
+    # two passages of one sense (close vectors) are one sense, named by the shorter title
+    engine = {"id": "u3", "title": "Horsepower in steam engine marketing",
+              "text": "Horsepower, abbreviated hp, is a unit Watt used to sell engines."}
+    close = np.array([[1.0, 0, 0, 0], [0, 1.0, 0, 0], [0, 0, 1.0, 0], [0, 0.8, 0.6, 0]])
+    assert gap_notes("Where is HP based?", [FIRM, engine, OTHER, UNIT], close, stated) == [
+        "HP can also mean Horsepower; the documents give no place for it."]
     # a question asking what HP is is answered by each definition: no notes
     assert asked_thing("What is HP?") is None and gap_notes("What is HP?", pool, vectors, stated) == []
     assert asked_thing("When did HP originate?") == "date" and asked_thing("Why is it called HP?") == "reason"

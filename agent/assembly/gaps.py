@@ -89,6 +89,18 @@ def holds_kind(question: str, sense: str, passage: dict, pool: list[dict]) -> bo
     return any(answers_type(question, s, p.get("title", "")) for p in related for s in passage_sentences(p))
 
 
+def with_sense(missing: list[tuple[str, object]], sense: str, vector) -> list[tuple[str, object]]:
+    """`missing` with one more sense, unless a passage as close as SAME_SENSE already stands for
+    it under another title ("Jaguar in Mesoamerican culture" and "Jaguar (animal)"): then the
+    shorter of the two names it."""
+    for index, (named, other) in enumerate(missing):
+        if float(cosine(vector, other)) >= SAME_SENSE:
+            if len(sense) < len(named):
+                missing[index] = (sense, other)
+            return missing
+    return [*missing, (sense, vector)]
+
+
 def gap_notes(question: str, pool: list[dict], vectors, stated: list[tuple[dict, str]]) -> list[str]:
     """At most one short sentence naming the senses pool passages define that nothing stated
     is about and no passage of theirs answers; `stated` pairs each answer sentence with a
@@ -101,20 +113,20 @@ def gap_notes(question: str, pool: list[dict], vectors, stated: list[tuple[dict,
     by_id = {p["id"]: v for p, v in zip(pool, vectors)}
     subject = " ".join(words)
     stated = [(p, s) for p, s in stated if p["id"] in by_id]  # the pool's vectors speak for these
-    missing, named = [], {subject.casefold()}
+    missing: list[tuple[str, object]] = []  # (sense, its passage's vector)
+    named = {subject.casefold()}
     for passage, vector in zip(pool, vectors):
         sense = sense_name(passage)
         if (not sense or sense.casefold() in named or a_kind_of(sense, subject)
                 or not names_a_sense(question, words, passage)):
             continue
         named.add(sense.casefold())
-        if covered(passage, vector, stated, by_id):
+        if covered(passage, vector, stated, by_id) or holds_kind(question, sense, passage, pool):
             continue
-        if not holds_kind(question, sense, passage, pool):
-            missing.append(sense)
+        missing = with_sense(missing, sense, vector)
     if not missing:
         return []
-    senses = missing[:MAX_NOTES]
+    senses = [sense for sense, _ in missing][:MAX_NOTES]
     listed = senses[0] if len(senses) == 1 else f"{', '.join(senses[:-1])} or {senses[-1]}"
     return [f"{subject[:1].upper()}{subject[1:]} can also mean {listed}; the documents give no {thing} for "
             f"{'it' if len(senses) == 1 else 'them'}."]
