@@ -95,9 +95,8 @@ def with_sense(missing: list[tuple[str, object]], sense: str, vector) -> list[tu
     shorter of the two names it."""
     for index, (named, other) in enumerate(missing):
         if float(cosine(vector, other)) >= SAME_SENSE:
-            if len(sense) < len(named):
-                missing[index] = (sense, other)
-            return missing
+            shorter = sense if len(sense) < len(named) else named
+            return [*missing[:index], (shorter, other), *missing[index + 1:]]
     return [*missing, (sense, vector)]
 
 
