@@ -229,10 +229,11 @@ def serve_figures(index: str, args: argparse.Namespace) -> int:
         for number, question in enumerate(test_questions(args.n, args.questions), 1):
             run = server.run(question["question"], args.method, context)
             run["repeats"] = repeated_sentences(run["tokens"])
+            run["ambiguous"] = (run["state"].get("decision") or {}).get("ambiguous")  # the gate's verdict
             runs.append(run)
             flag = f"  ({run['repeats']} repeated)" if run["repeats"] else ""
             first = "    -" if run["first_cited"] is None else f"{run['first_cited']:5.1f}"
-            gate = {True: "ambiguous", False: "clear"}.get((run["state"].get("decision") or {}).get("ambiguous"), "")
+            gate = {True: "ambiguous", False: "clear"}.get(run["ambiguous"], "")
             print(f"  {number:2}. {run['seconds']:5.1f} s (first cited {first} s, {gate})  "
                   f"{question['question']}{flag}", flush=True)
             if out:
@@ -251,7 +252,7 @@ def serve_figures(index: str, args: argparse.Namespace) -> int:
               f"completion tokens p95 {percentile(completion, 0.95):.0f} (max {max(completion)}); "
               f"repeated sentences in streamed text: {repeats}; loops stopped: {loops}")
         for label, flag in (("ambiguous", True), ("clear", False)):
-            mine = [r for r in runs if (r["state"].get("decision") or {}).get("ambiguous") is flag]
+            mine = [r for r in runs if r["ambiguous"] is flag]
             firsts = [r["first_cited"] for r in mine if r["first_cited"] is not None]
             if mine:
                 complete = statistics.median(r["seconds"] for r in mine)

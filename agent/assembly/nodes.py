@@ -16,7 +16,7 @@ from agent.assembly.text import answer_units, said_words
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.gaps import gap_notes
 from agent.assembly.judge import judged_scores
-from agent.assembly.selector import choose, load_selector, score_pool
+from agent.assembly.selector import choose, load_selector, score_pool, written_probabilities
 from agent.context import Context
 from agent.llm.streaming import is_complete
 from agent.llm.answers import cited_numbers
@@ -180,9 +180,7 @@ def selector_ranking(question: str, pool: list[dict], context: Context) -> Sente
     cosine: 78) and 106 of 113 judged ambiguous (97)."""
     def rank(passages: list[dict], split: list[list[str]]) -> list[list[float]]:
         written = [(sentence, passage) for passage, sentences in zip(passages, split) for sentence in sentences]
-        if not written:
-            return [[] for _ in split]
-        probabilities = iter(p for _, p in score_pool(question, pool, context, written)[-len(written):])
+        probabilities = iter(written_probabilities(question, pool, context, written))
         return [[next(probabilities) for _ in sentences] for sentences in split]
     return rank
 
@@ -200,8 +198,9 @@ def below_floor(question: str, sentences: list[str], top: list[dict], pool: list
             written.append((sentence, top[numbers[0] - 1]))
     if not written or context.prose_floor <= 0:
         return {}
-    scored = score_pool(question, pool, context, [(CITATION_MARKER.sub(" ", s).strip(), p) for s, p in written])
-    return {sentence: p for (sentence, _), (_, p) in zip(written, scored[-len(written):]) if p < context.prose_floor}
+    read = written_probabilities(question, pool, context,
+                                 [(CITATION_MARKER.sub(" ", s).strip(), p) for s, p in written])
+    return {sentence: p for (sentence, _), p in zip(written, read) if p < context.prose_floor}
 
 
 MIXED_SENSES = 0.35  # cosine under which two passages one sentence cites are about different things

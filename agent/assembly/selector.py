@@ -85,6 +85,15 @@ def score_pool(question: str, pool: list[dict], context: Context, written: list[
                              passage_vectors(retriever, pool), written)
 
 
+def written_probabilities(question: str, pool: list[dict], context: Context,
+                          written: list[tuple[str, dict]]) -> list[float]:
+    """The selector's probability for each sentence someone else wrote, read as a sentence of
+    the pool passage paired with it (`score_pool`'s `written`); none written, none scored."""
+    if not written:
+        return []
+    return [p for _, p in score_pool(question, pool, context, written)[-len(written):]]
+
+
 def whole(sentence: str) -> bool:
     """A sentence that ends as sentences do: a passage cut mid-sentence (a chunk boundary)
     gives no reading, since the user would read a fragment."""
