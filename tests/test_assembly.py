@@ -124,6 +124,17 @@ def test_a_lead_names_a_sense_in_plain_words_and_only_where_it_tells_readings_ap
         "For Sales kick-off retreat, Leo Fender opened")
     assert reading_text("Fender's staff ran it.", kickoff, [kickoff]).startswith(
         "For Sales kick-off retreat, Fender's staff")  # "later Fender sold it": a name
+    # a name its passage also writes once as a word stays a name: the language Ruby, the gem ruby
+    language = {"id": "l", "title": "Ruby (programming language)",
+                "text": "Matsumoto picked Ruby after a birthstone: pearl for June and ruby for July. Today Ruby "
+                        "libraries are called gems."}
+    assert reading_text("Ruby libraries are called gems.", language, [language]).startswith(
+        "For Ruby (programming language), Ruby libraries")
+    # ... while a word it writes in lower case as often as inside a name ("College of Cardinals") is common
+    church = {"id": "c", "title": "Cardinals of the Catholic Church",
+              "text": "The Pope creates new cardinals at a consistory. They form the College of Cardinals."}
+    assert reading_text("Cardinals are addressed as Your Eminence.", church, [church]).startswith(
+        "For Cardinals of the Catholic Church, cardinals are addressed")
     assert reading_text("Northwind introduced it in 2018.", heading, [heading]) == (
         "Northwind introduced it in 2018 [1].")  # a title asking a question is a heading, not a sense
     # a clear question's reading needs no lead, unless its sentence refers back to what it is about

@@ -52,12 +52,16 @@ def after_lead(word: str, passage: dict, passages: list[dict], following: str = 
     """A sentence's first word as it reads after "For <sense>, ": kept when it is a name (`is_name`)
     or the next word's capital continues it ("Leo Fender ..."); else in lower case: a common word
     ("Completed reviews ...", "Attendance is mandatory ..."). Lower case also where its own passage
-    writes it so; only its own: another sense's may write a name as a word ("java", the coffee)."""
+    writes it so at least as often as it capitalizes it inside a sentence; only its own: another
+    sense's may write a name as a word ("java", the coffee), and a passage on the language Ruby
+    names the gem "ruby" once beside many "Ruby"."""
     lower = word.lower()
     if word in ("I", lower) or word.isupper() and len(word) > 1:
         return word
     bare = lower.strip(",;:")
-    written_lower = re.search(rf"(?<![\w-]){re.escape(bare)}(?![\w-])", passage.get("text", "")) is not None
+    text = passage.get("text", "")
+    lower_times = len(re.findall(rf"(?<![\w-]){re.escape(bare)}(?![\w-])", text))
+    written_lower = lower_times > 0 and lower_times >= len(re.findall(rf"[\w,;)] {re.escape(word.strip(',;:'))}(?![\w-])", text))
     if bare in STOPWORDS or bare in OPENERS or written_lower:
         return lower
     if following[:1].isupper() or re.search(r"[A-Z\d]", word[1:]):
