@@ -61,7 +61,7 @@ def after_lead(word: str, passage: dict, passages: list[dict], following: str = 
     bare = lower.strip(",;:")
     text = passage.get("text", "")
     lower_times = len(re.findall(rf"(?<![\w-]){re.escape(bare)}(?![\w-])", text))
-    written_lower = lower_times > 0 and lower_times >= len(re.findall(rf"[\w,;)] {re.escape(word.strip(',;:'))}(?![\w-])", text))
+    written_lower = 0 < lower_times >= len(inside_sentence(word.strip(",;:")).findall(text))
     if bare in STOPWORDS or bare in OPENERS or written_lower:
         return lower
     if following[:1].isupper() or re.search(r"[A-Z\d]", word[1:]):
@@ -73,10 +73,14 @@ def is_name(word: str, passages: list[dict]) -> bool:
     """Whether the passages capitalize the word inside a sentence ("... at Northwind Corp") or a
     title does ("Northwind Rental Car Policy"): a word capitalized only where a sentence starts
     is a common one ("Attendance is mandatory ...")."""
-    capital = re.escape(word)
-    inside = re.compile(rf"[\w,;)] {capital}(?![\w-])")
-    anywhere = re.compile(rf"(?<![\w-]){capital}(?![\w-])")
+    inside = inside_sentence(word)
+    anywhere = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])")
     return any(inside.search(p.get("text", "")) or anywhere.search(p.get("title", "")) for p in passages)
+
+
+def inside_sentence(word: str) -> re.Pattern:
+    """The word as written after another word inside a sentence, not where a sentence starts."""
+    return re.compile(rf"[\w,;)] {re.escape(word)}(?![\w-])")
 
 
 def names_sense(sentence: str, sense: str) -> bool:
