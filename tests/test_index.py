@@ -85,3 +85,17 @@ def test_ingest_killed_with_sigkill_then_rerun_is_complete(tmp_path):
     from agent.retrieval.bm25 import BM25Index
 
     assert sorted(BM25Index.load(store.bm25_path).ids) == sorted(passage_ids)
+
+
+def test_the_vector_store_searches_a_wide_candidate_list_old_indexes_included(tmp_path):
+    """At Chroma's default list (100) the wiki pool's top 20 differed between processes for one
+    question: each process rebuilds the graph and a narrow search missed a true neighbour."""
+    from agent.retrieval.index import EF_SEARCH
+
+    corpus = tmp_path / "c.jsonl"
+    write_corpus(corpus, 12)
+    store = IndexStore(str(tmp_path / "idx"), create=True)
+    ingest(store, read_passages([str(corpus)], ReadReport()))
+    assert store.collection.configuration_json["hnsw"]["ef_search"] >= EF_SEARCH
+    store.collection.modify(configuration={"hnsw": {"ef_search": 100}})  # as an index made before
+    assert IndexStore(str(tmp_path / "idx")).collection.configuration_json["hnsw"]["ef_search"] == EF_SEARCH

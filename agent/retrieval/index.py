@@ -35,6 +35,23 @@ from agent.retrieval.changes import change_plan, document_of as _doc_id, passage
 from agent.retrieval.updates import ingest  # noqa: F401  (kept here for existing callers)
 
 BATCH = 256  # passages embedded and committed together (bigger batches pad less)
+# HNSW candidate list per query (Chroma's default is 100). At 100, the wiki pool's graph, rebuilt
+# by each process that opens it, missed a true top-20 neighbour in some processes and not others,
+# so one question got other passages from run to run (and the gate's retraining varied); at 400
+# the search is exact on the indexes measured and the same in every process.
+EF_SEARCH = 400
+
+
+def searching_wide(collection):
+    """The collection with its search list at least EF_SEARCH: an index made before that setting
+    gets it when opened; one we may not change (a read-only server) keeps its own."""
+    hnsw = (collection.configuration_json or {}).get("hnsw") or {}
+    if hnsw.get("ef_search", 0) < EF_SEARCH:
+        try:
+            collection.modify(configuration={"hnsw": {"ef_search": EF_SEARCH}})
+        except Exception:  # noqa: BLE001 - a narrower search is the old behaviour, not an error
+            pass
+    return collection
 
 
 class IndexStore:
@@ -79,11 +96,11 @@ class IndexStore:
             if self._collection is None:
                 name = "disambig-" + hashlib.sha1(str(self.path.resolve()).encode()).hexdigest()[:12]
                 client = storage.chroma_client(self.path, self.chroma_url)
-                self._collection = client.get_or_create_collection(
+                self._collection = searching_wide(client.get_or_create_collection(
                     name=name if self.chroma_url else "passages",
                     embedding_function=ChromaEmbeddings(self.embedder_name),
-                    configuration={"hnsw": {"space": "cosine"}},
-                )
+                    configuration={"hnsw": {"space": "cosine", "ef_search": EF_SEARCH}},
+                ))
         return self._collection
 
     @staticmethod
