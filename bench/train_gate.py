@@ -1,8 +1,9 @@
 """Train the learned gate on the tune splits; write the model and its card.
 
     .venv/bin/python bench/train_gate.py --demo-index DIR --tune-index DIR --wiki-index DIR [--ambignq N]
-        (--tune-index: the tune fixture's trained topics over their own index, bench/tune_fixture_corpus.py)
         [--out agent/data/gate_model.npz] [--card agent/data/gate_card.md]
+
+--tune-index: the tune fixture's trained topics over their own index (bench/tune_fixture_corpus.py).
 
 Data: the demo fixture's tune ids and the tune fixture (bench/fixtures/; labels clear/ambiguous)
 and a seeded sample of N AmbigNQ dev tune ids (bench/splits/ambignq_tune.txt; ambiguous when an annotation is multipleQAs), their
@@ -116,9 +117,10 @@ def card(model: GateModel, report: dict) -> str:
              "bench/tune_fixture_corpus.py, as for the selector) and a seeded",
              "AmbigNQ dev tune sample (wiki pool index). Labels: the fixtures' clear/ambiguous; AmbigNQ: ambiguous",
              "when an annotation is multipleQAs.", "",
-             "Reproducible: two runs of this command wrote the same bytes (stop 51). Before, runs differed by",
-             "up to 0.06 in a weight: the vector store's narrow HNSW search gave one AmbigNQ question other",
-             "passages in some processes (agent/retrieval/index.py EF_SEARCH).", "",
+             "Two runs of this command wrote the same bytes (stop 51). Before, runs differed by up to 0.06 in",
+             "a weight: the vector store's narrow HNSW search gave one AmbigNQ question other passages in some",
+             "processes. The wider search (agent/retrieval/index.py EF_SEARCH) misses far fewer neighbours but",
+             "is still approximate, so a run may yet differ on a rare question.", "",
              f"Threshold {model.threshold:.2f}: the highest on the tune grid with recall >= {TARGET_RECALL}.", "",
              "| feature | weight (standardized) |", "|---|---:|"]
     lines += [f"| {name} | {w:+.2f} |" for name, w in sorted(zip(GATE_FEATURES, model.coef), key=lambda x: -abs(x[1]))]

@@ -222,9 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--demo-index", required=True)
     parser.add_argument("--wiki-index", help="index of wiki_pool.jsonl (--chunk-tokens 400); ASQA skipped without it")
     parser.add_argument("--tune-index",
-                        help="index of the tune fixture with the demo corpus (disambig ingest "
-                             "bench/fixtures/tune_corpus.jsonl agent/data/demo_corpus.jsonl --index DIR): its questions "
-                             "join the training rows and the leave-one-topic-out scores")
+                        help="index of the trained tune fixture topics with the demo corpus (bench/tune_fixture_corpus.py "
+                             "--out T.jsonl; disambig ingest T.jsonl agent/data/demo_corpus.jsonl --index DIR): their "
+                             "questions join the training rows and the leave-one-topic-out scores")
     parser.add_argument("--all-tune-topics", action="store_true",
                         help="train on all the tune fixture's topics, not the shipped models' 8 "
                              "(bench/splits/tune_fixture_trained_topics.txt); the index must hold their passages")
