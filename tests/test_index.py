@@ -9,7 +9,7 @@ import pytest
 
 from agent.retrieval.corpus import ReadReport, read_passages
 from agent.errors import IndexMissingError
-from agent.retrieval.index import IndexStore, ingest
+from agent.retrieval.index import EF_SEARCH, IndexStore, ingest
 
 
 def write_corpus(path, count):
@@ -90,8 +90,6 @@ def test_ingest_killed_with_sigkill_then_rerun_is_complete(tmp_path):
 def test_the_vector_store_searches_a_wide_candidate_list_old_indexes_included(tmp_path):
     """At Chroma's default list (100) the wiki pool's top 20 differed between processes for one
     question: each process rebuilds the graph and a narrow search missed a true neighbour."""
-    from agent.retrieval.index import EF_SEARCH
-
     corpus = tmp_path / "c.jsonl"
     write_corpus(corpus, 12)
     store = IndexStore(str(tmp_path / "idx"), create=True)

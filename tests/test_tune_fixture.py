@@ -4,21 +4,18 @@ commands reproduce the shipped files (bench/train_selector.py, bench/tune_fixtur
 
 import json
 
-from bench.train_selector import TUNE_FIXTURE, trained_topics, tune_fixture_questions
+from bench.train_selector import trained_topics, tune_fixture_questions
 from bench.tune_fixture_corpus import main as write_corpus, trained_passages
-
-
-def fixture_topics() -> set[str]:
-    return {q["topic"] for q in json.loads((TUNE_FIXTURE / "tune_questions.json").read_text())["questions"]}
 
 
 def test_the_models_train_on_the_fixtures_first_eight_topics_and_only_their_questions():
     topics = trained_topics()
-    assert len(topics) == 8 and topics < fixture_topics()
+    every = tune_fixture_questions(all_topics=True)
+    assert len(topics) == 8 and topics < {q["topic"] for q in every}
     trained = tune_fixture_questions()
     assert {q["topic"] for q in trained} == topics
     assert len(trained) == 76  # the shipped selector's card: 118 tune questions = 42 demo + 76 fixture
-    assert len(tune_fixture_questions(all_topics=True)) > len(trained)
+    assert len(every) > len(trained)
 
 
 def test_the_trained_corpus_holds_every_passage_of_the_trained_topics_and_no_other(tmp_path):
