@@ -13,6 +13,7 @@ from agent.assembly.nodes import mixes_senses
 from agent.assembly.selector import MODEL_PATH, SelectorModel, choose, load_selector
 from agent.assembly.text import answers_type, question_form
 from agent.evaluation.sentence_metrics import broken_sentences, sentence_scores, states_answer
+from agent.steps.interpretations import sentences
 from tests.scripted import SYNTHESIS_MARKER, passage_number
 
 HORSEPOWER = {"id": "u1", "title": "Horsepower", "text": "The unit was adopted to compare engines."}
@@ -416,3 +417,24 @@ def test_a_draft_clause_saying_a_reading_again_is_cut_alike_on_screen_and_in_the
     assert "and hit points are" not in streamed and "and hit points are" not in result["answer"]
     assert any(d["reason"].startswith("its last clause repeats a reading")
                for d in result["decision"]["auto"]["assembly"]["dropped"])
+
+
+def uncited_beside_its_interpretation(messages) -> str:
+    garage = passage_number(messages, "Addison Avenue")
+    return json.dumps({"interpretations": [{"question": "Where is HP, the technology company, based?",
+                                            "answer": "Palo Alto, California", "citations": [garage]}],
+                       "answer": "HP, the technology company, is based in Palo Alto, California."})
+
+
+def test_a_model_sentence_citing_nothing_is_not_streamed_so_nothing_shown_is_withdrawn(scripted, demo_index):
+    """The model wrote its answer without a marker beside a grounded interpretation: the answer
+    states the interpretation with its citation instead, so the uncited sentence, shown while
+    streaming, was withdrawn (live, 1.5B: "A support ticket closes automatically after 7 days.")."""
+    scripted.rules.append((SYNTHESIS_MARKER, uncited_beside_its_interpretation))
+    events = list(api.stream("Where is HP based?", "auto", {"model": "scripted", "index_dir": demo_index,
+                                                            "prose_floor": 0.0, "compress_passages": False}))
+    streamed = [s for e in events if e["event"] == "token" for s in sentences(e["text"].strip())]
+    result = events[-1]["result"]
+    assert "Palo Alto" in result["answer"]  # the interpretation is stated, cited
+    assert "is based in Palo Alto, California." not in " ".join(streamed)
+    assert all(s in result["answer"] for s in streamed)  # what streamed stands
