@@ -426,13 +426,14 @@ def uncited_beside_its_interpretation(messages) -> str:
                        "answer": "HP, the technology company, is based in Palo Alto, California."})
 
 
-def test_a_model_sentence_citing_nothing_is_not_streamed_so_nothing_shown_is_withdrawn(scripted, demo_index):
+@pytest.mark.parametrize("method", ["auto", "vanilla"])
+def test_a_model_sentence_citing_nothing_is_not_streamed_so_nothing_shown_is_withdrawn(scripted, demo_index, method):
     """The model wrote its answer without a marker beside a grounded interpretation: the answer
     states the interpretation with its citation instead, so the uncited sentence, shown while
     streaming, was withdrawn (live, 1.5B: "A support ticket closes automatically after 7 days.")."""
     scripted.rules.append((SYNTHESIS_MARKER, uncited_beside_its_interpretation))
-    events = list(api.stream("Where is HP based?", "auto", {"model": "scripted", "index_dir": demo_index,
-                                                            "prose_floor": 0.0, "compress_passages": False}))
+    events = list(api.stream("Where is HP based?", method, {"model": "scripted", "index_dir": demo_index,
+                                                           "prose_floor": 0.0, "compress_passages": False}))
     streamed = [s for e in events if e["event"] == "token" for s in sentences(e["text"].strip())]
     result = events[-1]["result"]
     assert "Palo Alto" in result["answer"]  # the interpretation is stated, cited

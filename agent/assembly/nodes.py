@@ -12,14 +12,14 @@ from langgraph.runtime import Runtime
 from agent.assembly.checks import (BARE_ANSWER, cite_holding_passage, in_full_unless_said, model_sentences, narrows,
                                    sentence_fault)
 from agent.assembly.compose import compose, reading_text, repeats, sense_name, without_restated_clause
-from agent.assembly.text import answer_units, is_question, said_words
+from agent.assembly.text import answer_units, said_words
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.gaps import gap_notes
 from agent.assembly.judge import judged_scores
 from agent.assembly.selector import choose, load_selector, score_pool, written_probabilities
 from agent.context import Context
 from agent.llm.streaming import is_complete
-from agent.llm.answers import cited_numbers
+from agent.llm.answers import cited_numbers, may_stream
 from agent.llm.prompts import CITATION_MARKER
 from agent.steps.grounding import content_tokens
 from agent.retrieval.retriever import get_retriever, passage_vectors
@@ -134,11 +134,10 @@ def stream_checks(top: list[dict], question: str, readings: list[str], off_answe
     judged: dict[str, str] = {}  # sentence -> the text `stands` judged, which `shows` then shows
 
     def stands(sentence: str) -> bool:
-        """It cites a passage, passes the checks and, as it will be shown (a bare answer in full),
-        is over the prose floor when readings are on screen and does not repeat one of them. An
-        uncited sentence is held back: the answer keeps only cited model sentences beside the
-        model's grounded interpretations (`usable_sentences`), and shown, it was withdrawn."""
-        if not is_complete(sentence) or not (cited_numbers(sentence) or is_question(sentence)):
+        """It may stream (`may_stream`: it cites a passage), passes the checks and, as it will be
+        shown (a bare answer in full), is over the prose floor when readings are on screen and does
+        not repeat one of them."""
+        if not is_complete(sentence) or not may_stream(sentence):
             return False
         if sentence_fault(sentence, top, question, set()) is not None:
             return False

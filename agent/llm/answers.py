@@ -120,6 +120,14 @@ def cited_numbers(text: str) -> set[int]:
     return {int(n) for match in _MARKER.finditer(text or "") for n in match.group(1).split(",")}
 
 
+def may_stream(sentence: str) -> bool:
+    """Whether a complete model sentence over passages may be shown while the answer streams: it
+    cites a passage, or is a question (it goes with its answer). The answer keeps an uncited claim
+    only where the model kept no cited interpretation, so one shown could be withdrawn (live, 3 of
+    the 5 sentences 16 tune questions streamed); held back, it comes with the checked answer."""
+    return bool(cited_numbers(sentence)) or sentence.rstrip().endswith("?")
+
+
 def cited_passage_ids(answer: str, interpretations: list[dict], passages: list[dict]) -> list[str]:
     """The ids of the passages an output cites (interpretations' citations, then the answer's
     [n] markers), in order of first citation: the `cited` subset of the retrieved `passages`."""
