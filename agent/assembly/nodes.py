@@ -18,7 +18,6 @@ from agent.assembly.gaps import gap_notes
 from agent.assembly.judge import judged_scores
 from agent.assembly.selector import choose, load_selector, score_pool, written_probabilities
 from agent.context import Context
-from agent.llm.streaming import is_complete
 from agent.llm.answers import cited_numbers, may_stream
 from agent.llm.prompts import CITATION_MARKER
 from agent.steps.grounding import content_tokens
@@ -134,12 +133,10 @@ def stream_checks(top: list[dict], question: str, readings: list[str], off_answe
     judged: dict[str, str] = {}  # sentence -> the text `stands` judged, which `shows` then shows
 
     def stands(sentence: str) -> bool:
-        """It may stream (`may_stream`: it cites a passage), passes the checks and, as it will be
-        shown (a bare answer in full), is over the prose floor when readings are on screen and does
-        not repeat one of them."""
-        if not is_complete(sentence) or not may_stream(sentence):
-            return False
-        if sentence_fault(sentence, top, question, set()) is not None:
+        """It may stream (`may_stream`: complete, it cites a passage), passes the checks and, as it
+        will be shown (a bare answer in full), is over the prose floor when readings are on screen
+        and does not repeat one of them."""
+        if not may_stream(sentence) or sentence_fault(sentence, top, question, set()) is not None:
             return False
         judged[sentence] = without_restated_clause(in_full_unless_said(sentence, top, question, said), readings)
         if off_answer is not None and off_answer(cite_holding_passage(judged[sentence], top)):

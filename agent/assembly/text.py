@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 
-from agent.llm.answers import cited_numbers
+from agent.llm.answers import cited_numbers, is_question
 from agent.llm.prompts import CITATION_MARKER
 from agent.steps.ambiguity_signals import title_years, years_named
 from agent.steps.grounding import STOPWORDS, content_tokens, passage_words, said_words, stem, tokens
@@ -333,11 +333,6 @@ def answer_units(sentences: list[str]) -> list[list[str]]:
         else:
             units.append([sentence])
     return units
-
-
-def is_question(sentence: str) -> bool:
-    """Whether the model wrote a question, not a statement."""
-    return sentence.rstrip().endswith("?")
 
 
 _FORMS = ("what", "who", "when", "where", "why", "how", "which")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from agent.llm.prompts import CITATION_MARKER as _MARKER
+from agent.llm.streaming import is_complete
 from agent.usage import record
 
 
@@ -90,7 +91,7 @@ def ends_dangling(sentence: str) -> bool:
     if plain.rstrip(" .").endswith((",", ";", ":", "(", "-", "\u2013", "\u2014")):
         return True
     words = re.findall(r"[\w']+", plain)
-    return bool(words) and words[-1].casefold() in DANGLING_WORDS and not sentence.rstrip().endswith("?")
+    return bool(words) and words[-1].casefold() in DANGLING_WORDS and not is_question(sentence)
 
 
 _LAST_SENTENCE_END = re.compile(r"^(.*[.!?])\s")
@@ -120,12 +121,18 @@ def cited_numbers(text: str) -> set[int]:
     return {int(n) for match in _MARKER.finditer(text or "") for n in match.group(1).split(",")}
 
 
+def is_question(sentence: str) -> bool:
+    """Whether the model wrote a question, not a statement."""
+    return sentence.rstrip().endswith("?")
+
+
 def may_stream(sentence: str) -> bool:
-    """Whether a complete model sentence over passages may be shown while the answer streams: it
-    cites a passage, or is a question (it goes with its answer). The answer keeps an uncited claim
-    only where the model kept no cited interpretation, so one shown could be withdrawn (live, 3 of
-    the 5 sentences 16 tune questions streamed); held back, it comes with the checked answer."""
-    return bool(cited_numbers(sentence)) or sentence.rstrip().endswith("?")
+    """Whether a model sentence over passages may be shown while the answer streams: it is
+    complete and cites a passage, or is a question (it goes with its answer). The answer keeps an
+    uncited claim only where the model kept no cited interpretation, so one shown could be
+    withdrawn (live, 3 of the 5 sentences 16 tune questions streamed); held back, it comes with
+    the checked answer."""
+    return is_complete(sentence) and (bool(cited_numbers(sentence)) or is_question(sentence))
 
 
 def cited_passage_ids(answer: str, interpretations: list[dict], passages: list[dict]) -> list[str]:

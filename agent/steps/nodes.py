@@ -10,7 +10,6 @@ from langgraph.runtime import Runtime
 from agent.context import Context
 from agent.errors import validate_question
 from agent.llm.calls import generate_structured
-from agent.llm.streaming import is_complete
 from agent.llm.answers import cited_ids, clean_answer, folded, may_stream, uncut
 from agent.llm.prompts import format_passages
 from agent.retrieval.retriever import get_retriever
@@ -70,8 +69,8 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context], stands=None, s
     per interpretation, or with `answer_length=long` a long-form answer, as the papers wrote it.
 
     `state["guidance"]`, when a method sets it (e.g. sub-questions), is shown to the model.
-    `stands(sentence)`: the check a streamed sentence must pass to be shown (by default it is
-    complete and `may_stream`: it cites a passage), `shows(sentence)`:
+    `stands(sentence)`: the check a streamed sentence must pass to be shown (default `may_stream`:
+    complete, it cites a passage), `shows(sentence)`:
     the text shown for it (agent/llm/calls.py). `rank`: how the prompt's compression scores each
     passage's sentences (`compress_passages`).
     """
@@ -84,8 +83,8 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context], stands=None, s
     synthesis = generate_structured(
         context, Synthesis, "synthesize_long_answer" if long_form else "synthesize_answer", stream_field="answer",
         max_tokens=context.max_tokens if long_form else context.max_answer_tokens,
-        stands=stands or (lambda sentence: is_complete(sentence) and may_stream(sentence)), shows=shows,
-        question=state["question"], guidance=f"\n{guidance}\n" if guidance else "",
+        stands=stands or may_stream, shows=shows, question=state["question"],
+        guidance=f"\n{guidance}\n" if guidance else "",
         passages=format_passages(prompt_passages(context, state["question"], passages, rank),
                                  getattr(context, "passage_chars", 900)),
     )
