@@ -1,5 +1,6 @@
 """What the sampling options cost in generation speed on the embedded model: the synthesis
-prompt vanilla sends, with and without the JSON-schema grammar and the DRY repetition controls.
+prompt vanilla sends, with and without the JSON-schema grammar and
+the DRY repetition controls the product sent until stop 53.
 
     .venv/bin/python bench/sampling_speed.py [--model local] [--question "What is HP?"] [--max-tokens 300]
 
@@ -19,6 +20,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench.prompt_cache import post  # noqa: E402
 
+# The DRY repetition controls local requests carried until stop 53 (now off: agent/llm/models.py)
+DRY = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 8}
+
 
 def synthesis_messages(question: str, index: str) -> list[dict]:
     from agent.context import Context
@@ -34,7 +38,7 @@ def synthesis_messages(question: str, index: str) -> list[dict]:
 
 def main() -> int:
     from agent.context import Context
-    from agent.llm.models import REPETITION_CONTROLS, _local_base_url
+    from agent.llm.models import SAMPLING_OPTIONS, _local_base_url
     from agent.llm.schemas import Synthesis
     from bench.cost import build_demo_index
 
@@ -49,8 +53,8 @@ def main() -> int:
     url = _local_base_url(Context(model=args.model, local_parallel=1)) + "/chat/completions"
     grammar = {"response_format": {"type": "json_schema",
                                    "json_schema": {"name": "Synthesis", "schema": Synthesis.model_json_schema()}}}
-    configs = {"plain": {}, "DRY": dict(REPETITION_CONTROLS), "grammar": grammar,
-               "grammar + DRY (the product)": {**grammar, **REPETITION_CONTROLS}}
+    configs = {"plain": dict(SAMPLING_OPTIONS), "DRY": DRY, "grammar (the product)": {**grammar, **SAMPLING_OPTIONS},
+               "grammar + DRY (the product until stop 53)": {**grammar, **DRY}}
     post(url, {"messages": messages, "max_tokens": 1, "temperature": 0})  # the prompt into the cache
     print(f"{args.model}, vanilla's synthesis prompt for {args.question!r}, temperature 0, cap {args.max_tokens}")
     print("| sampling | tokens generated | tokens/s | generation s |")

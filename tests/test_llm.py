@@ -145,16 +145,19 @@ def test_parallel_calls_count_as_one_round_per_wave():
     assert recorder.counts["llm_rounds"] == 2 + 1 + 1
 
 
-def test_local_requests_carry_the_repetition_controls_next_to_a_response_format():
+def test_local_requests_turn_dry_off_next_to_a_response_format(monkeypatch):
+    """DRY penalized the model's copies of the passages (glued and broken words): every local
+    request turns it off, whatever per-call options (a response format) it carries."""
     from langchain_core.messages import HumanMessage
 
-    from agent.llm.models import REPETITION_CONTROLS, _llama_cpp_chat
+    from agent.context import Context
+    from agent.llm import models
 
-    model = _llama_cpp_chat()(model="local", base_url="http://127.0.0.1:9/v1", api_key="local",
-                              extra_body=REPETITION_CONTROLS)
+    monkeypatch.setattr(models, "_local_base_url", lambda _context: "http://127.0.0.1:9/v1")  # no server
+    model = models._build(Context(model="local"))
     payload = model._get_request_payload([HumanMessage("hi")], extra_body={"response_format": {"type": "json_object"}})
-    assert payload["extra_body"] == {**REPETITION_CONTROLS, "response_format": {"type": "json_object"}}
-    assert model._get_request_payload([HumanMessage("hi")])["extra_body"] == REPETITION_CONTROLS
+    assert payload["extra_body"] == {"dry_multiplier": 0.0, "response_format": {"type": "json_object"}}
+    assert model._get_request_payload([HumanMessage("hi")])["extra_body"] == {"dry_multiplier": 0.0}
 
 
 def test_a_reply_cut_at_the_token_limit_keeps_its_complete_part():

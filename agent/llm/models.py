@@ -239,16 +239,19 @@ def get_chat_model(context: Context) -> BaseChatModel:
         return _models.setdefault(key, model)
 
 
-# llama.cpp sampling options that stop degenerate loops at the source. DRY penalizes extending a
-# sequence that already occurred, growing with its length; JSON's quotes, colons and newlines
-# break sequences, so repeated keys and short shared phrases ("What is the") pass and only long
-# verbatim repeats (the same interpretation again and again) are pushed away.
-REPETITION_CONTROLS = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 8}
+# llama.cpp sampling options sent with every local request. DRY (a penalty on extending a
+# sequence that already occurred) is off, explicitly: it counts the prompt's passages and the
+# reply's own earlier fields, so it pushed the model off the copies a grounded answer is made of.
+# With it on, the answer sentence that restates an interpretation's copied words glued or broke
+# them ("FionaMarsh", "30minutes", "120, 500 kilometres") or was cut ("chaired by Chief Financial
+# Officer"), and a window of the last 64 tokens did not help (README, "Sampling"). Runaway replies
+# are bounded by the per-call completion caps and the grammar's maxItems, and checked in code.
+SAMPLING_OPTIONS = {"dry_multiplier": 0.0}
 
 
 def _llama_cpp_chat():
     """ChatOpenAI whose per-call extra_body (a response format) adds to the model's own
-    (the repetition controls) instead of replacing it."""
+    (the sampling options) instead of replacing it."""
     from langchain_openai import ChatOpenAI
 
     class LlamaCppChat(ChatOpenAI):
@@ -283,7 +286,7 @@ def _build(context: Context) -> BaseChatModel:
         return ChatOpenAI(model=name, base_url=base_url, api_key=api_key, **common)
     check_model_setting(spec)
     return _llama_cpp_chat()(model=spec, base_url=_local_base_url(context), api_key="local",
-                             extra_body=REPETITION_CONTROLS, **common)
+                             extra_body=SAMPLING_OPTIONS, **common)
 
 
 @atexit.register
