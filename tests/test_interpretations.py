@@ -74,20 +74,6 @@ def test_nothing_grounded_says_so_only_without_any_answer():
     assert compose_answer("HP is a brand [1].", [], None, PASSAGES) == "HP is a brand [1]."
 
 
-def test_with_nothing_grounded_a_copy_of_a_cut_passage_or_a_dangling_sentence_is_not_the_answer():
-    """Vanilla's answer when no reading held: the 1.5B copied a passage cut at a chunk boundary
-    ("... when a large [1].", ASQA) and wrote a sentence stopping on "that"; neither is shown."""
-    cut = [{"id": "film", "title": "It Came from Outer Space",
-            "text": "The film tells the story of an astronomer who is stargazing in the desert when a large"}]
-    fragment = "The film tells the story of an astronomer who is stargazing in the desert when a large [1]."
-    assert compose_answer(fragment, [], None, cut) == NOT_IN_DOCUMENTS
-    assert compose_answer(f"{fragment} It was filmed in Arizona [1].", [], None, cut) == "It was filmed in Arizona [1]."
-    assert compose_answer("Aloe Blacc sings over guitar strums that [1].", [], None, PASSAGES) == NOT_IN_DOCUMENTS
-    whole = [{**cut[0], "text": cut[0]["text"] + " meteor crashes nearby."}]
-    copied = "The film tells the story of an astronomer who is stargazing in the desert when a large meteor crashes nearby [1]."
-    assert compose_answer(copied, [], None, whole) == copied
-
-
 def test_a_direct_answer_is_stated_when_the_prose_misses_it():
     direct = {"question": "What is HP?", "answer": "a unit of power", "citations": ["unit"]}
     assert compose_answer("", [], direct, PASSAGES) == "A unit of power [2]."

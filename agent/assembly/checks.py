@@ -27,8 +27,8 @@ from agent.assembly.text import (
 from agent.llm.answers import cited_numbers, ends_dangling
 from agent.llm.prompts import CITATION_MARKER
 from agent.steps.coherence import cosine
-from agent.steps.grounding import answer_support, content_tokens, passage_words, stem
-from agent.steps.interpretations import copies_cut_end, is_readings_intro, not_silent
+from agent.steps.grounding import answer_support, content_tokens, passage_words, stem, tokens
+from agent.steps.interpretations import is_readings_intro, not_silent
 
 CITED_SUPPORT = 0.67  # share of a model sentence's content words its citations must hold (0.5 and 0.67 scored alike on ASQA)
 REPEAT_OVERLAP = 0.8  # share of a model sentence's content words already said that makes it a repeat
@@ -244,7 +244,16 @@ def ends_at_cut(sentence: str, passages: list[dict]) -> bool:
     his [5].", "... derived from Greek words meaning [1]."), or where a cited passage is cut off
     mid-sentence (a chunk boundary) and the model copied the fragment, or where the passage
     sentence it copies goes on with its verb (`stops_short`)."""
-    return ends_dangling(sentence) or stops_short(sentence, passages) or copies_cut_end(sentence, passages)
+    if ends_dangling(sentence) or stops_short(sentence, passages):
+        return True
+    tail = tokens(CITATION_MARKER.sub(" ", sentence))[-3:]
+    if len(tail) < 3:
+        return False
+    for n in cited_numbers(sentence):
+        text = passages[n - 1]["text"].rstrip() if 1 <= n <= len(passages) else ""
+        if text and text[-1] not in SENTENCE_END and tokens(text)[-3:] == tail:
+            return True
+    return False
 
 
 def other_edition(sentence: str, passages: list[dict], question: str) -> bool:

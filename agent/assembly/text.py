@@ -12,9 +12,11 @@ from agent.llm.answers import cited_numbers, is_question
 from agent.llm.prompts import CITATION_MARKER
 from agent.steps.ambiguity_signals import title_years, years_named
 from agent.steps.grounding import STOPWORDS, content_tokens, passage_words, said_words, stem, tokens
-from agent.steps.interpretations import SENTENCE_END, sentences
+from agent.steps.interpretations import sentences
 
-__all__ = ["SENTENCE_END", "STOPWORDS", "content_tokens", "passage_words", "stem", "tokens", "sentences"]
+__all__ = ["STOPWORDS", "content_tokens", "passage_words", "stem", "tokens", "sentences"]
+
+SENTENCE_END = '.!?"\')'  # a text ending in none of these was cut mid-sentence (a chunk boundary)
 
 
 def cited_sentence(body: str, citation: str) -> str:

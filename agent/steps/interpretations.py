@@ -19,8 +19,7 @@ from __future__ import annotations
 import re
 
 from agent.llm.answers import cited_numbers, ends_dangling, folded
-from agent.llm.prompts import CITATION_MARKER
-from agent.steps.grounding import answer_support, content_tokens, passage_words, said_words, tokens
+from agent.steps.grounding import answer_support, content_tokens, passage_words, said_words
 from agent.usage import record
 
 SUPPORT = 0.75  # share of the answer's content words its cited passage must contain
@@ -116,22 +115,6 @@ def complete_sentences(prose: str) -> list[str]:
     return found[:-1] if len(found) > 1 and not _COMPLETE.search(found[-1]) else found
 
 
-SENTENCE_END = '.!?"\')'  # a text ending in none of these was cut mid-sentence (a chunk boundary)
-
-
-def copies_cut_end(sentence: str, passages: list[dict]) -> bool:
-    """Whether the sentence ends where a passage it cites is cut off mid-sentence: the model
-    copied the fragment ("... stargazing in the desert when a large [3].")."""
-    tail = tokens(CITATION_MARKER.sub(" ", sentence))[-3:]
-    if len(tail) < 3:
-        return False
-    for n in cited_numbers(sentence):
-        text = passages[n - 1]["text"].rstrip() if 1 <= n <= len(passages) else ""
-        if text and text[-1] not in SENTENCE_END and tokens(text)[-3:] == tail:
-            return True
-    return False
-
-
 def not_silent(answer: str) -> list[str]:
     """A finished answer's complete sentences, except those claiming the documents are silent or
     ending mid-phrase: what can stay when grounded readings are added after it."""
@@ -179,9 +162,8 @@ def compose_answer(prose: str, kept: list[dict], direct: dict | None, passages: 
     """The final answer: every kept reading stated with its citation. `checked` keeps the
     model's usable sentences and adds a templated one per reading they miss; `template` uses
     the templated sentences only. Nothing grounded: the complete sentences, or NOT_IN_DOCUMENTS."""
-    if not kept and direct is None:  # nothing to contradict: the model's whole sentences, if any
-        whole = [s for s in complete_sentences(prose) if not ends_dangling(s) and not copies_cut_end(s, passages)]
-        return " ".join(whole) or NOT_IN_DOCUMENTS
+    if not kept and direct is None:  # nothing to contradict: the model's complete sentences, if any
+        return " ".join(complete_sentences(prose)) or NOT_IN_DOCUMENTS
     usable = usable_sentences(prose) if style == "checked" else []
     if not kept:
         text = " ".join(usable)
