@@ -54,7 +54,7 @@ def main() -> int:
     grammar = {"response_format": {"type": "json_schema",
                                    "json_schema": {"name": "Synthesis", "schema": Synthesis.model_json_schema()}}}
     configs = {"plain": dict(SAMPLING_OPTIONS), "DRY": DRY, "grammar (the product)": {**grammar, **SAMPLING_OPTIONS},
-               "grammar + DRY (the product until stop 53)": {**grammar, **DRY}}
+               "grammar + DRY (the product until stop 52)": {**grammar, **DRY}}
     post(url, {"messages": messages, "max_tokens": 1, "temperature": 0})  # the prompt into the cache
     print(f"{args.model}, vanilla's synthesis prompt for {args.question!r}, temperature 0, cap {args.max_tokens}")
     print("| sampling | tokens generated | tokens/s | generation s |")
