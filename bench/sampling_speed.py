@@ -1,6 +1,6 @@
 """What the sampling options cost in generation speed on the embedded model: the synthesis
 prompt vanilla sends, with and without the JSON-schema grammar and
-the DRY repetition controls the product sent until stop 53.
+the DRY repetition controls the product sent until stop 52.
 
     .venv/bin/python bench/sampling_speed.py [--model local] [--question "What is HP?"] [--max-tokens 300]
 
@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.prompt_cache import post  # noqa: E402
 
-# The DRY repetition controls local requests carried until stop 53 (now off: agent/llm/models.py)
+# The DRY repetition controls local requests carried until stop 52 (now off: agent/llm/models.py)
 DRY = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 8}
 
 
