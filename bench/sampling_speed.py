@@ -1,6 +1,6 @@
 """What the sampling options cost in generation speed on the embedded model: the synthesis
-prompt vanilla sends, with and without the JSON-schema grammar and
-the DRY repetition controls the product sent until stop 52.
+prompt vanilla sends, with and without the JSON-schema grammar and the DRY repetition controls
+the product sent until stop 52.
 
     .venv/bin/python bench/sampling_speed.py [--model local] [--question "What is HP?"] [--max-tokens 300]
 

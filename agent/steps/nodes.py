@@ -70,9 +70,8 @@ def synthesize_answer(state: RAGState, runtime: Runtime[Context], stands=None, s
 
     `state["guidance"]`, when a method sets it (e.g. sub-questions), is shown to the model.
     `stands(sentence)`: the check a streamed sentence must pass to be shown (default `may_stream`:
-    complete, it cites a passage), `shows(sentence)`:
-    the text shown for it (agent/llm/calls.py). `rank`: how the prompt's compression scores each
-    passage's sentences (`compress_passages`).
+    complete, it cites a passage), `shows(sentence)`: the text shown for it (agent/llm/calls.py).
+    `rank`: how the prompt's compression scores each passage's sentences (`compress_passages`).
     """
     passages = state.get("passages") or []
     if not passages:
