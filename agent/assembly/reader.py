@@ -1,0 +1,138 @@
+"""The answer-sentence reader: a cross-encoder that reads a question and a sentence together.
+
+The reading selector's hand features see words and vectors, so a sentence about the subject
+and close to the question in meaning ("the largemouth bass, the most popular game fish" for
+"Who made the bass popular?") looks like an answer. The reader reads both texts through one
+transformer and gives the probability that the sentence answers the question.
+
+It is the packaged all-MiniLM-L6-v2 with its top layers adapted and a classification head
+(trained by `bench/train_reader.py`; card: agent/data/reader_card.md). The repository ships
+only what differs from the packaged weights (`agent/data/reader_delta.npz`); `make install`
+builds the ONNX file from the two (`agent/assembly/reader_build.py`), so scoring a question
+needs neither torch nor a download. The ONNX session is loaded on first use, once per process.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from agent.context import cache_dir
+from agent.errors import ModelUnavailableError
+
+DELTA_PATH = Path(__file__).resolve().parents[1] / "data" / "reader_delta.npz"
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+BATCH = 32
+
+
+class ReaderUnavailableError(ModelUnavailableError):
+    """The reader's ONNX file is not built (or not usable)."""
+
+
+def reader_onnx_path() -> Path:
+    """Where `make install` builds the reader: beside the encoder's ONNX export."""
+    return cache_dir() / "models" / "answer-reader.onnx"
+
+
+@lru_cache(maxsize=1)
+def reader_config(delta_path: str = str(DELTA_PATH)) -> dict:
+    """The shipped reader's settings (max tokens, adapted layers, threshold) from its delta file."""
+    path = Path(delta_path)
+    if not path.is_file():
+        raise ReaderUnavailableError(f"the reader's weights are missing ({path.name}); reinstall the package")
+    with np.load(path) as data:
+        return json.loads(str(data["config"]))
+
+
+def segment(sentence: str, title: str = "") -> str:
+    """The second text the reader reads: the sentence after its passage's title, as in training."""
+    return f"{title}: {sentence}" if title else sentence
+
+
+def pair_tokenizer(max_tokens: int):
+    """The packaged MiniLM's tokenizer for (question, sentence) pairs, longest text cut first."""
+    from tokenizers import Tokenizer
+
+    from agent.retrieval.onnx_minilm import model_dir
+
+    tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
+    tokenizer.enable_truncation(max_tokens, strategy="longest_first")
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    return tokenizer
+
+
+def encode_pairs(tokenizer, pairs: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
+    """The model's three int64 inputs for a batch of (question, second text) pairs."""
+    encoded = tokenizer.encode_batch([(str(q).strip(), str(s).strip()) for q, s in pairs])
+    return {name: np.array([getattr(e, field) for e in encoded], dtype=np.int64)
+            for name, field in zip(INPUTS, ("ids", "attention_mask", "type_ids"))}
+
+
+class Reader:
+    """The reader's ONNX session and tokenizer (one per process: `load_reader`)."""
+
+    def __init__(self, path: Path, config: dict):
+        import onnxruntime
+
+        from agent.retrieval.minilm_torch import torch_threads
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = torch_threads()
+        options.log_severity_level = 3
+        self._session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self._tokenizer = pair_tokenizer(int(config["max_tokens"]))
+        self._lock = threading.Lock()  # the tokenizer's padding state is per object
+        self.config = config
+
+    def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """Raw scores; pairs of similar length share a batch, since a batch is padded to its longest."""
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        out = np.zeros(len(pairs), dtype=np.float32)
+        for start in range(0, len(order), BATCH):
+            batch = order[start:start + BATCH]
+            with self._lock:
+                feeds = encode_pairs(self._tokenizer, [pairs[i] for i in batch])
+            out[batch] = self._session.run(None, feeds)[0].reshape(-1)
+        return out
+
+
+@lru_cache(maxsize=2)
+def load_reader(path: str | None = None) -> Reader:
+    """The reader, loaded once per process. At the default place a missing file is built now
+    (as the encoder's export is) when torch is installed; an explicit `path` that does not
+    exist, or a build that cannot run, is the clear error."""
+    target = Path(path) if path else reader_onnx_path()
+    if not target.is_file() and path is None:
+        from agent.assembly.reader_build import ensure_built
+
+        try:
+            ensure_built()
+        except ImportError as error:
+            raise ReaderUnavailableError(f"the answer-sentence reader is not built ({target} is missing) and "
+                                         f"cannot be built here ({error}): run `make install`") from error
+    if not target.is_file():
+        raise ReaderUnavailableError(f"the answer-sentence reader is not built ({target} is missing): "
+                                     "run `make install`")
+    return Reader(target, reader_config())
+
+
+def reader_probabilities(pairs: Sequence[tuple[str, str]] | Sequence[tuple[str, str, str]],
+                         path: str | None = None) -> list[float]:
+    """P(the sentence answers the question) for each (question, sentence) or (question,
+    sentence, passage title) pair, in order. A title helps: "Phoenix (mythology): Herodotus
+    wrote ..." tells the reader which sense the sentence is about."""
+    if not pairs:
+        return []
+    texts = [(p[0], segment(p[1], p[2] if len(p) > 2 else "")) for p in pairs]
+    logits = load_reader(path).logits(texts)
+    return (1.0 / (1.0 + np.exp(-logits.astype(np.float64)))).tolist()
+
+
+def reader_threshold() -> float:
+    """The probability at which the shipped reader's sentence counts as an answer (tuned on tune)."""
+    return float(reader_config()["threshold"])
