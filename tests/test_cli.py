@@ -79,7 +79,7 @@ def test_ingest_reports_skipped_lines_and_still_adds_the_good_ones(capsys, tmp_p
     index = str(tmp_path / "index")
     code, out, err = run(capsys, "ingest", str(corpus), "--index", index, "--json", "--quiet")
     summary = json.loads(out)
-    assert code == 1 and summary["added"] == 2 and summary["skipped"] == 1
+    assert code == 3 and summary["added"] == 2 and summary["skipped"] == 1  # 3: ingested, something skipped
     assert "docs.jsonl:2: invalid JSON" in err
     code, out, _ = run(capsys, "ingest", str(corpus), "--index", index, "--json", "--quiet")
     assert json.loads(out)["added"] == 0 and json.loads(out)["total"] == 2

@@ -58,12 +58,15 @@ def test_text_files_directories_binary_and_invalid_utf8(tmp_path):
     assert any("zero.md: binary file" in p for p in report.problems)
 
 
-def test_missing_paths_and_unsupported_files_are_clear_errors(tmp_path):
+def test_missing_paths_are_errors_and_unsupported_files_one_skipped_line(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         list(read_passages([str(tmp_path / "absent.jsonl")], ReadReport()))
-    (tmp_path / "data.pdf").write_bytes(b"%PDF")
-    with pytest.raises(InputError, match="unsupported file type"):
-        list(read_passages([str(tmp_path / "data.pdf")], ReadReport()))
+    (tmp_path / "data.xyz").write_bytes(b"%PDF")
+    (tmp_path / "notes.txt").write_text("Plain notes.")
+    report = ReadReport()
+    passages = list(read_passages([str(tmp_path / "data.xyz"), str(tmp_path / "notes.txt")], report))
+    assert [p["id"] for p in passages] == ["notes.txt"]  # the rest still comes through
+    assert report.problems == [f"{tmp_path / 'data.xyz'}: unsupported file type .xyz (use .pdf, .html, .docx, .md, .txt or .jsonl)"]
 
 
 def test_long_records_are_split_with_numbered_ids(tmp_path):

@@ -10,6 +10,7 @@ from typing import Any, Iterator
 
 from graphs.registry import decision_contract, load_method
 from agent.app.settings import method_context
+from agent.documents.citation import location
 from agent.context import Context
 from agent.errors import validate_question
 from agent.llm.answers import cited_passage_ids
@@ -24,8 +25,8 @@ def to_result(state: dict, method: str) -> dict:
     result = {key: state.get(key) for key in RESULT_KEYS}
     result["answer"] = result["answer"] or ""
     result["interpretations"] = result["interpretations"] or []
-    result["passages"] = [
-        {"id": p["id"], "title": p.get("title", ""), "text": p["text"], "score": p.get("score")}
+    result["passages"] = [  # where a passage read by structure stands: document, section, page
+        {"id": p["id"], "title": p.get("title", ""), "text": p["text"], "score": p.get("score"), **location(p)}
         for p in result["passages"] or []
     ]
     result["cited"] = cited_passage_ids(result["answer"], result["interpretations"], result["passages"])

@@ -13,6 +13,7 @@ from typing import Callable, TextIO
 from agent.app.early_answer import ShownAnswer, dropped_reasons
 from agent.steps.clarify import resolve_choice
 from agent.app.settings import parse_settings
+from agent.documents.citation import citation
 from agent.errors import InputError
 
 QUIT = ("/quit", "/exit", ":q")
@@ -127,7 +128,7 @@ class Terminal:
             for note in notes:
                 print(f"  {note}", file=self.out, flush=True)
         for number, passage in enumerate(result["passages"], 1):
-            print(f"  [{number}] {passage['title']} ({passage['id']})", file=self.err)
+            print(f"  [{number}] {citation(passage)} ({passage['id']})", file=self.err)
         usage = result["usage"]
         print(f"  usage: {usage.get('llm_calls', 0)} LLM calls, {usage.get('prompt_tokens', 0)}+"
               f"{usage.get('completion_tokens', 0)} tokens, {usage.get('retriever_calls', 0)} retrievals, "

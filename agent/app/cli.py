@@ -39,10 +39,17 @@ def _store(args, create: bool = False):
     return open_store(make_context(Context, index_overrides(args)), create=create)
 
 
+SKIPPED_EXIT = 3  # ingest: everything readable went in, and some files, pages or records were skipped
+
+
 def cmd_ingest(args) -> int:
+    """Exit 0: every input read; SKIPPED_EXIT: the rest went in but something was skipped (one
+    line each on stderr); 1: an error, nothing written."""
+    import time
+
     from tqdm import tqdm
 
-    from agent.retrieval.corpus import ReadReport, input_bytes, read_documents
+    from agent.retrieval.corpus import ReadReport, input_count, read_documents
     from agent.retrieval.updates import ingest
 
     sync = list(args.sync or [])
@@ -51,22 +58,37 @@ def cmd_ingest(args) -> int:
         raise InputError("give at least one file or directory to ingest (or --demo)")
     report = ReadReport()
     store = _store(args, create=True)
-    # the bar counts input bytes as the documents stream through (no read-everything-first)
-    with tqdm(total=input_bytes(paths), unit="B", unit_scale=True, desc="ingest", file=sys.stderr,
-              disable=args.quiet) as bar:
-        counts = ingest(store, read_documents(paths, report), progress=bar.update,
+    started = time.perf_counter()
+    # the bar counts files as they are read (documents stream through, nothing is read first)
+    with tqdm(total=input_count(paths), unit="file", desc="ingest", file=sys.stderr, disable=args.quiet) as bar:
+        report.on_file = lambda read: (bar.set_postfix(pages=read.pages, refresh=False), bar.update(1))
+        counts = ingest(store, read_documents(paths, report),
                         chunking=(args.chunk_tokens, args.chunk_overlap), sync=sync, keep=report.problem_files)
+    seconds = time.perf_counter() - started
     for problem in report.problems:
         print(f"skipped {problem}", file=sys.stderr)
+    if report.ignored_types:
+        kinds = ", ".join(f"{suffix} ({count})" for suffix, count in sorted(report.ignored_types.items()))
+        print(f"ignored {report.ignored_files} files of types no reader takes: {kinds}", file=sys.stderr)
     summary = {**counts, "skipped": len(report.problems), "duplicates": report.duplicates,
-               "ignored_files": report.ignored_files, "index": str(store.path)}
+               "ignored_files": report.ignored_files, "files": report.files, "pages": report.pages,
+               "seconds": round(seconds, 3), "index": str(store.path)}
     print(json.dumps(summary) if args.json else
           f"added {counts['added']} passages ({counts['already_present']} already present, "
           f"{len(report.problems)} skipped); documents: {counts['documents_added']} added, "
           f"{counts['documents_updated']} updated, {counts['documents_unchanged']} unchanged, "
           f"{len(report.problems)} skipped" + (f", {counts['documents_deleted']} deleted" if sync else "") +
           f"; index {store.path} holds {counts['documents_total']} documents, {counts['total']} passages")
-    return 1 if report.problems else 0
+    if not args.quiet:
+        print(_throughput(report, counts["embedded"], seconds), file=sys.stderr)
+    return SKIPPED_EXIT if report.problems else 0
+
+
+def _throughput(report, embedded: int, seconds: float) -> str:
+    per = max(seconds, 1e-9)
+    pages = f" ({report.pages} pages, {report.pages / per:.1f} pages/s)" if report.pages else ""
+    return (f"read {report.files} files in {seconds:.1f}s: {report.files / per:.1f} files/s{pages}, "
+            f"{embedded} passages embedded ({embedded / per:.1f}/s)")
 
 
 def cmd_delete(args) -> int:
@@ -106,18 +128,20 @@ def cmd_stats(args) -> int:
 
 def cmd_search(args) -> int:
     from agent.context import Context, make_context
+    from agent.documents.citation import citation, location
     from agent.retrieval.retriever import get_retriever
 
     context = make_context(Context, index_overrides(args))
     passages = get_retriever(context).search(args.query, args.mode or context.retrieval_mode, args.k)
     if args.json:
-        print(json.dumps([{k: p[k] for k in ("id", "title", "text", "score")} for p in passages], ensure_ascii=False))
+        print(json.dumps([{**{k: p[k] for k in ("id", "title", "text", "score")}, **location(p)} for p in passages],
+                         ensure_ascii=False))
         return 0
     if not passages:
         print("no passage matches")
     for rank, p in enumerate(passages, 1):
         snippet = p["text"] if len(p["text"]) <= 160 else p["text"][:157] + "..."
-        print(f"{rank:2}. {p['id']}  {p['title']}  (score {p['score']:.4f})\n    {snippet}")
+        print(f"{rank:2}. {p['id']}  {citation(p)}  (score {p['score']:.4f})\n    {snippet}")
     return 0
 
 
@@ -207,6 +231,7 @@ def _print_answer(result: dict, shown) -> None:
     """The checked answer under what streamed: in full when nothing did, else only its new
     sentences and a note for each line shown that it dropped (agent/app/early_answer.py)."""
     from agent.app.early_answer import dropped_reasons
+    from agent.documents.citation import citation
 
     if not shown.shown_anything:
         print(result["answer"] + "\n", flush=True)
@@ -219,7 +244,6 @@ def _print_answer(result: dict, shown) -> None:
             print(note, flush=True)
         if notes:
             print(flush=True)
-    titles = {p["id"]: p["title"] for p in result["passages"]}
     if result["interpretations"]:
         print("Interpretations:")
         for item in result["interpretations"]:
@@ -230,8 +254,8 @@ def _print_answer(result: dict, shown) -> None:
         shown = [(n, p) for n, p in enumerate(result["passages"], 1) if p["id"] in cited] or \
             list(enumerate(result["passages"], 1))
         print("Sources:")
-        for number, p in shown:
-            print(f"  [{number}] {titles[p['id']]} ({p['id']})")
+        for number, p in shown:  # "manual.pdf, p. 12, Installation > Linux" for a passage read by structure
+            print(f"  [{number}] {citation(p)} ({p['id']})")
         if len(shown) < len(result["passages"]):
             print(f"  ({len(result['passages']) - len(shown)} more retrieved and not cited; --json lists them)")
     usage = result["usage"]
@@ -250,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_index_flags(sub, shared=sub.prog.endswith(" chat"))
         return sub
 
-    ingest = with_index(commands.add_parser("ingest", help="add documents (JSONL, .txt, .md, directories)"))
+    ingest = with_index(commands.add_parser("ingest", help="add documents (PDF, HTML, Word, Markdown, text, JSONL, directories)"))
     ingest.add_argument("paths", nargs="*", metavar="PATH")
     ingest.add_argument("--demo", action="store_true", help="also ingest the bundled demo corpora (the demo and held-out fixtures)")
     ingest.add_argument("--chunk-tokens", type=int, default=200, help="tokens per passage (default 200)")

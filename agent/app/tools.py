@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from agent.steps.clarify import clarification_options, needs_clarification
 from agent.context import Context
+from agent.documents.citation import citation, location
 from agent.errors import DisambigError
 from graphs.registry import METHODS
 
@@ -54,8 +55,8 @@ class AskDocuments(BaseModel):
 def compact_result(result: dict) -> dict:
     """The answer object cut down to what an LLM needs: no passage texts, no usage."""
     cited = set(result["cited"])  # what the answer and the interpretations cite, numbered as in `passages`
-    sources = [{"n": n, "id": p["id"], "title": p["title"]} for n, p in enumerate(result["passages"], 1)
-               if p["id"] in cited]
+    sources = [{"n": n, "id": p["id"], "title": p["title"], "citation": citation(p), **location(p)}
+               for n, p in enumerate(result["passages"], 1) if p["id"] in cited]
     interpretations = [{key: item[key] for key in ("question", "answer", "citations")}
                        for item in result["interpretations"]]
     return {"status": "answered", "answer": result["answer"], "interpretations": interpretations, "sources": sources}

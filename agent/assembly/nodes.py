@@ -18,6 +18,7 @@ from agent.assembly.gaps import gap_notes
 from agent.assembly.judge import judged_scores
 from agent.assembly.selector import choose, load_selector, score_pool, written_probabilities
 from agent.context import Context
+from agent.documents.citation import location
 from agent.llm.answers import cited_numbers, may_stream
 from agent.llm.prompts import CITATION_MARKER
 from agent.steps.grounding import content_tokens
@@ -82,7 +83,8 @@ def announce(readings: list[dict], passages: list[dict]) -> None:
     if readings:
         emit({"event": "readings",
               "readings": [{"sense": r["sense"], "text": r["text"], "citations": r["citations"]} for r in readings],
-              "passages": [{"n": n, "id": p["id"], "title": p.get("title", "")} for n, p in enumerate(passages, 1)]})
+              "passages": [{"n": n, "id": p["id"], "title": p.get("title", ""), **location(p)}
+                           for n, p in enumerate(passages, 1)]})
 
 
 @tracked

@@ -1,12 +1,16 @@
-"""Reading documents (JSONL, .txt, .md, directories) and cutting them into passages.
+"""Reading documents (JSONL, text, Markdown, HTML, PDF, Word, directories) and cutting them
+into passages.
 
 A document has a stable identity independent of chunking: the given `id` of a JSONL record,
 else the file path relative to the ingested root (`notes/a.md`; `data.jsonl:12` for the 12th
 line of a JSONL file whose records carry no id). Its passages are `ID` (one chunk) or `ID#n`,
-so re-chunking with other settings yields the same document with other passages. Files are
-read lazily, one record at a time, so an ingest shows progress at once. Bad records and
-unreadable files are reported with their location and skipped; the good ones still come
-through.
+so re-chunking with other settings yields the same document with other passages; a PDF's
+passages are `ID#pP.n` (the n-th passage of page P), so an edit on one page leaves the ids of
+the other pages' passages as they were. Markdown, HTML, PDF and Word files are read by their
+structure (agent/documents/); their passages carry `section`, `page` and `kind` in their
+metadata. Files are read lazily, one record at a time, so an ingest shows progress at once.
+Bad records and unreadable files are reported with their location and skipped; the good ones
+still come through.
 """
 
 from __future__ import annotations
@@ -15,13 +19,19 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
+from agent.documents import text as plain_text
+from agent.documents.model import Structure, Unreadable
+from agent.documents.passages import cut
+from agent.documents.windows import chunk_text  # noqa: F401  (its importers read it from here)
+from agent.documents.registry import STRUCTURED, reader_for
 from agent.errors import InputError
-from agent.retrieval.tokens import encoding
 
-TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
+TEXT_SUFFIXES = set(plain_text.SUFFIXES)
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
+SUPPORTED = TEXT_SUFFIXES | JSONL_SUFFIXES | set(STRUCTURED)
+SUPPORTED_NAMES = ".pdf, .html, .docx, .md, .txt or .jsonl"
 
 
 @dataclass
@@ -32,10 +42,25 @@ class ReadReport:
     ignored_files: int = 0
     duplicates: int = 0  # records repeating an id already read in this run (the first one wins)
     problem_files: set[str] = field(default_factory=set)  # files with a skipped part: --sync keeps their documents
+    ignored_types: dict[str, int] = field(default_factory=dict)  # suffix -> files of it a directory held
+    files: int = 0  # files read (whole or in part)
+    pages: int = 0  # pages of the paged files read
+    on_file: Callable[["ReadReport"], None] | None = None  # called after each file: progress
 
     def skip(self, path: Path, message: str) -> None:
         self.problems.append(message)
         self.problem_files.add(str(path.resolve()))
+
+    def ignore(self, path: Path) -> None:
+        self.ignored_files += 1
+        suffix = path.suffix.lower() or "(no suffix)"
+        self.ignored_types[suffix] = self.ignored_types.get(suffix, 0) + 1
+
+    def file_done(self, pages: int = 0) -> None:
+        self.files += 1
+        self.pages += pages
+        if self.on_file:
+            self.on_file(self)
 
 
 @dataclass
@@ -49,10 +74,12 @@ class Document:
     origin: str  # absolute path of the file it came from (what --sync compares)
     metadata: dict = field(default_factory=dict)
     size: int = 0  # bytes of input it took, for the progress bar
+    structure: Structure | None = None  # sections and blocks, for the formats read by structure
 
     def fingerprint(self, chunking: tuple[int, int]) -> str:
-        """Changes when the text, title, metadata or chunk settings change."""
-        payload = json.dumps([self.title, self.text, self.metadata, list(chunking)], sort_keys=True, ensure_ascii=False)
+        """Changes when the text, structure, title, metadata or chunk settings change."""
+        body = self.structure.signature() if self.structure is not None else self.text
+        payload = json.dumps([self.title, body, self.metadata, list(chunking)], sort_keys=True, ensure_ascii=False)
         return hashlib.sha1(payload.encode("utf-8")).hexdigest()[:16]
 
 
@@ -66,42 +93,40 @@ def content_id(title: str, text: str) -> str:
     return hashlib.sha1(f"{title}\n{text}".encode("utf-8")).hexdigest()[:16]
 
 
-def chunk_text(text: str, chunk_tokens: int = 200, overlap_tokens: int = 40) -> list[str]:
-    """Split text into windows of about `chunk_tokens` tokens, consecutive windows sharing
-    about `overlap_tokens`; windows end on word boundaries so no word is cut."""
-    if chunk_tokens <= 0 or not 0 <= overlap_tokens < chunk_tokens:
-        raise InputError("chunk size must be positive and overlap smaller than the chunk size")
-    words = text.split()
-    if not words:
-        return []
-    costs = [len(encoding().encode(" " + word, disallowed_special=())) for word in words]
-    if sum(costs) <= chunk_tokens:
-        return [" ".join(words)]
-    chunks, start = [], 0
-    while start < len(words):
-        end, used = start, 0
-        while end < len(words) and (used + costs[end] <= chunk_tokens or end == start):
-            used += costs[end]
-            end += 1
-        chunks.append(" ".join(words[start:end]))
-        if end >= len(words):
-            break
-        back, kept = end, 0
-        while back - 1 > start and kept + costs[back - 1] <= overlap_tokens:
-            back -= 1
-            kept += costs[back]
-        start = back
-    return chunks
-
-
 def chunk_document(document: Document, chunk_tokens: int = 200, overlap_tokens: int = 40) -> list[dict]:
-    """The document's passages: ids `ID` (a single chunk) or `ID#0`, `ID#1`, ..."""
+    """The document's passages: ids `ID` (a single chunk) or `ID#0`, `ID#1`, ... (`ID#pP.n` on
+    the pages of a PDF)."""
+    if document.structure is not None:
+        return _structured_passages(document, chunk_tokens, overlap_tokens)
     chunks = chunk_text(document.text, chunk_tokens, overlap_tokens)
     return [
         {"id": document.id if len(chunks) == 1 else f"{document.id}#{number}", "title": document.title,
          "text": chunk, "source": document.source, "metadata": document.metadata, "document": document.id}
         for number, chunk in enumerate(chunks)
     ]
+
+
+def _structured_passages(document: Document, chunk_tokens: int, overlap_tokens: int) -> list[dict]:
+    """Passages cut by section; the title names the section ("Guide: Installation > Linux"),
+    the metadata where the passage stands and what it is."""
+    pieces = cut(document.structure, chunk_tokens, overlap_tokens)
+    on_page: dict[int | None, int] = {}
+    passages = []
+    for number, piece in enumerate(pieces):
+        if len(pieces) == 1:
+            passage_id = document.id
+        elif piece.page is not None:
+            on_page[piece.page] = on_page.get(piece.page, -1) + 1
+            passage_id = f"{document.id}#p{piece.page}.{on_page[piece.page]}"
+        else:
+            passage_id = f"{document.id}#{number}"
+        location = {"section": piece.section, "page": piece.page, "kind": piece.kind}  # section may be ""
+        passages.append({
+            "id": passage_id, "title": f"{document.title}: {piece.section}" if piece.section else document.title,
+            "text": piece.text, "source": document.source, "document": document.id,
+            "metadata": {**document.metadata, **{k: v for k, v in location.items() if v is not None}},
+        })
+    return passages
 
 
 def _read_jsonl(path: Path, relative: str, report: ReadReport) -> Iterator[Document]:
@@ -136,15 +161,10 @@ def _read_jsonl(path: Path, relative: str, report: ReadReport) -> Iterator[Docum
 
 def _read_text_file(path: Path, relative: str, report: ReadReport) -> Iterator[Document]:
     raw = path.read_bytes()
-    if b"\x00" in raw[:8192]:
-        report.skip(path, f"{path}: binary file, not text")
-        return
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        report.skip(path, f"{path}: not valid UTF-8 (byte {error.start})")
-        return
-    if not text.strip():
+        text = plain_text.decode(raw)
+    except Unreadable as problem:
+        report.skip(path, f"{path}: {problem}")
         return
     title = path.stem
     for line in text.splitlines():
@@ -152,6 +172,26 @@ def _read_text_file(path: Path, relative: str, report: ReadReport) -> Iterator[D
             title = line[2:].strip()
             break
     yield Document(relative, title, text, str(path), str(path.resolve()), {}, len(raw))
+
+
+def _read_structured(path: Path, relative: str, report: ReadReport) -> Iterator[Document]:
+    """One Markdown, HTML, PDF or Word file as one document; a file its reader refuses (or
+    that breaks the reader's library) is one line in the report."""
+    try:
+        structure = reader_for(path).read(path)
+    except Unreadable as problem:
+        report.skip(path, f"{path}: {problem}")
+        return
+    except OSError:
+        raise
+    except Exception as error:  # noqa: BLE001 - a third-party parser's failure on one file must not end the run
+        report.skip(path, f"{path}: cannot be read ({type(error).__name__}: {error})")
+        return
+    if not any(section.blocks for section in structure.sections):
+        report.skip(path, f"{path}: no text found in it")
+        return
+    report.pages += structure.pages
+    yield Document(relative, structure.title, "", str(path), str(path.resolve()), {}, path.stat().st_size, structure)
 
 
 def input_files(paths: list[str], report: ReadReport) -> Iterator[tuple[Path, str]]:
@@ -164,32 +204,29 @@ def input_files(paths: list[str], report: ReadReport) -> Iterator[tuple[Path, st
             for child in sorted(path.rglob("*")):
                 if any(part.startswith(".") for part in child.relative_to(path).parts) or not child.is_file():
                     continue
-                if child.suffix.lower() in TEXT_SUFFIXES | JSONL_SUFFIXES:
+                if child.suffix.lower() in SUPPORTED:
                     yield child, child.relative_to(path).as_posix()
                 else:
-                    report.ignored_files += 1
-        elif path.suffix.lower() in TEXT_SUFFIXES | JSONL_SUFFIXES:
+                    report.ignore(child)
+        elif path.suffix.lower() in SUPPORTED:
             yield path, path.name
-        else:
-            raise InputError(f"{given}: unsupported file type (use .jsonl, .txt or .md)")
+        else:  # named on the command line: the user meant it, so it is a skip, not a silent ignore
+            report.skip(path, f"{given}: unsupported file type {path.suffix or '(no suffix)'} (use {SUPPORTED_NAMES})")
 
 
-def input_bytes(paths: list[str]) -> int:
-    """Total size of the inputs (the progress bar's length); unsupported paths count 0."""
-    total = 0
-    for path, _ in input_files(paths, ReadReport()):
-        try:
-            total += path.stat().st_size
-        except OSError:
-            pass
-    return total
+def input_count(paths: list[str]) -> int:
+    """How many files the inputs hold that a reader takes (the progress bar's length)."""
+    return sum(1 for _ in input_files(paths, ReadReport()))
 
 
 def read_documents(paths: list[str], report: ReadReport) -> Iterator[Document]:
     """Every document in the inputs, in order, streamed; a repeated id keeps the first."""
     seen: set[str] = set()
     for path, relative in input_files(paths, report):
-        reader = _read_jsonl if path.suffix.lower() in JSONL_SUFFIXES else _read_text_file
+        suffix = path.suffix.lower()
+        reader = _read_jsonl if suffix in JSONL_SUFFIXES else _read_text_file if suffix in TEXT_SUFFIXES \
+            else _read_structured
+        pages_before = report.pages
         try:
             for document in reader(path, relative, report):
                 if document.id in seen:
@@ -199,6 +236,8 @@ def read_documents(paths: list[str], report: ReadReport) -> Iterator[Document]:
                 yield document
         except OSError as error:
             report.skip(path, f"{path}: cannot read ({error.strerror or error})")
+        pages, report.pages = report.pages - pages_before, pages_before
+        report.file_done(pages)
 
 
 def read_passages(paths: list[str], report: ReadReport, chunk_tokens: int = 200, overlap_tokens: int = 40):

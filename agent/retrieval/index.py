@@ -56,6 +56,12 @@ def searching_wide(collection):
     return collection
 
 
+def _where(passage: dict) -> dict:
+    """The section and page of a passage read by structure, as Chroma metadata (no None values)."""
+    stored = {**(passage.get("metadata") or {}), **passage}
+    return {key: stored[key] for key in ("section", "page") if stored.get(key) not in (None, "")}
+
+
 class IndexStore:
     """One index directory. Safe to share between threads; open one per process."""
 
@@ -228,7 +234,7 @@ class IndexStore:
                 embeddings=get_embedder(self.embedder_name).embed([passage_text(p) for p in part]),
                 documents=[p["text"] for p in part],
                 metadatas=[{"title": p["title"], "source": p["source"], "document": _doc_id(p),
-                            "hash": content_id(p["title"], p["text"])} for p in part],
+                            "hash": content_id(p["title"], p["text"]), **_where(p)} for p in part],
             )
 
     def replace(self, documents: list[tuple[str, str, str, list[dict]]]) -> dict[str, int]:

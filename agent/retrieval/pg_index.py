@@ -257,8 +257,12 @@ class PgIndexStore:
 def read_rows(db, ids: list[str]) -> tuple[int, dict[str, dict]]:
     """The version and the passages by id, read on `db` inside the caller's transaction."""
     version = version_of(db)
-    rows = db.execute("SELECT id, title, text, source FROM disambig_passages WHERE id = ANY(%s)", (list(ids),))
-    return version, {i: {"id": i, "title": t, "text": x, "source": s} for i, t, x, s in rows}
+    rows = db.execute("SELECT id, title, text, source, metadata, doc_id FROM disambig_passages WHERE id = ANY(%s)",
+                      (list(ids),))
+    from agent.retrieval.pg_search import passages_by_id
+
+    return version, passages_by_id(rows)
+
 
 
 def passage_text(passage: dict) -> str:

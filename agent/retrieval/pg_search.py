@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from agent.documents.citation import located
 from agent.errors import IndexMissingError
 from agent.retrieval.corpus import content_id
 from agent.retrieval.pg_bm25 import in_version, sparse_hits, statistics
@@ -45,9 +46,9 @@ def hits(store, queries: list[str], vectors, mode: str, depth: int):
             if dense is None:
                 dense = dense_side(cursor)
         wanted = sorted({i for found in (dense or []) + (sparse or []) for i, _, _ in found})
-        rows = cursor.execute("SELECT id, title, text, source FROM disambig_passages WHERE id = ANY(%s)",
-                              (wanted,)).fetchall()
-        return stats["version"], dense, sparse, {i: {"id": i, "title": t, "text": x, "source": s} for i, t, x, s in rows}
+        rows = cursor.execute("SELECT id, title, text, source, metadata, doc_id FROM disambig_passages "
+                              "WHERE id = ANY(%s)", (wanted,)).fetchall()
+        return stats["version"], dense, sparse, passages_by_id(rows)
 
     return store.connections.read(work)
 
@@ -131,3 +132,8 @@ def check(store) -> dict:
         "last_update": datetime.fromtimestamp(updated, timezone.utc).isoformat(timespec="seconds") if updated else None,
         "check": check,
     }
+
+def passages_by_id(rows) -> dict[str, dict]:
+    """{id: passage} from (id, title, text, source, metadata, doc_id) rows, with where each
+    passage read by structure stands (document, section, page)."""
+    return {i: located({"id": i, "title": t, "text": x, "source": s}, m, d) for i, t, x, s, m, d in rows}

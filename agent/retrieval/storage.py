@@ -10,6 +10,8 @@ import threading
 from pathlib import Path
 from typing import Iterator
 
+from agent.documents.citation import located
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS passages (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -48,12 +50,14 @@ def chunks(items: list, size: int = 500) -> Iterator[list]:
 
 
 def rows(db: sqlite3.Connection, ids: list[str]) -> dict[str, dict]:
+    """Passages by id, with where each stands when it was read by structure (document, section, page)."""
     result: dict[str, dict] = {}
     for chunk in chunks(ids):
         marks = ",".join("?" * len(chunk))
-        for passage_id, title, text, source in db.execute(
-                f"SELECT id, title, text, source FROM passages WHERE id IN ({marks})", chunk):
-            result[passage_id] = {"id": passage_id, "title": title, "text": text, "source": source}
+        for passage_id, title, text, source, metadata, doc_id in db.execute(
+                f"SELECT id, title, text, source, metadata, doc_id FROM passages WHERE id IN ({marks})", chunk):
+            result[passage_id] = located({"id": passage_id, "title": title, "text": text, "source": source},
+                                         metadata, doc_id)
     return result
 
 

@@ -1,0 +1,112 @@
+"""Markdown by its structure (markdown-it-py, CommonMark with tables): headings become the
+section path, fenced and indented code and tables become blocks of their own, lists keep their
+items, and inline markup (emphasis, links, inline code marks, HTML) is reduced to its text."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agent.documents.model import SectionBuilder, Structure
+from agent.documents.text import decode
+
+SUFFIXES = (".md", ".markdown", ".mdown")
+FRONT_MATTER = re.compile(r"\A---\s*\n.*?\n(---|\.\.\.)\s*\n", re.S)
+TAGS = re.compile(r"<[^>]+>")
+
+
+def _parser():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
+
+
+def inline_text(token) -> str:
+    """The words of an inline token, without markup."""
+    parts: list[str] = []
+    for child in token.children or []:
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "image":
+            parts.append(child.content or "")
+        elif child.type == "html_inline" and not child.content.startswith("<"):
+            parts.append(child.content)
+    return " ".join("".join(parts).split())
+
+
+def parse(text: str, fallback_title: str) -> Structure:
+    tokens = _parser().parse(FRONT_MATTER.sub("", text, count=1))
+    builder = SectionBuilder()
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token.type == "heading_open":
+            builder.heading(int(token.tag[1]), inline_text(tokens[index + 1]))
+            index += 3
+        elif token.type in ("fence", "code_block"):
+            builder.add("code", token.content, (token.info or "").split(" ")[0])
+            index += 1
+        elif token.type in ("bullet_list_open", "ordered_list_open"):
+            end = _closing(tokens, index)
+            builder.add("list", "\n".join(_list_items(tokens[index:end + 1])))
+            index = end + 1
+        elif token.type == "table_open":
+            end = _closing(tokens, index)
+            builder.add("table", _table(tokens[index:end + 1]))
+            index = end + 1
+        elif token.type == "paragraph_open":
+            builder.add("text", inline_text(tokens[index + 1]))
+            index += 3
+        elif token.type == "html_block":
+            builder.add("text", " ".join(TAGS.sub(" ", token.content).split()))
+            index += 1
+        else:  # blockquote and hr open/close: their paragraphs come through on their own
+            index += 1
+    return builder.structure(fallback_title)
+
+
+def _closing(tokens, start: int) -> int:
+    """Index of the token closing the one at `start` (same nesting level)."""
+    level = tokens[start].level
+    close = tokens[start].type.replace("_open", "_close")
+    for index in range(start + 1, len(tokens)):
+        if tokens[index].type == close and tokens[index].level == level:
+            return index
+    return len(tokens) - 1
+
+
+def _list_items(tokens) -> list[str]:
+    """One line per item, nested items indented under theirs, code inside an item kept."""
+    lines: list[str] = []
+    depth = 0
+    for token in tokens:
+        if token.type in ("bullet_list_open", "ordered_list_open"):
+            depth += 1
+        elif token.type in ("bullet_list_close", "ordered_list_close"):
+            depth -= 1
+        elif token.type == "inline":
+            text = inline_text(token)
+            if text:
+                lines.append("  " * (depth - 1) + text)
+        elif token.type in ("fence", "code_block"):
+            lines.extend("  " * depth + line for line in token.content.rstrip("\n").splitlines())
+    return lines
+
+
+def _table(tokens) -> str:
+    """Rows as lines, cells separated by ' | ', the header first."""
+    rows, row = [], []
+    for token in tokens:
+        if token.type == "tr_open":
+            row = []
+        elif token.type == "inline":
+            row.append(inline_text(token))
+        elif token.type == "tr_close":
+            rows.append(" | ".join(row))
+    return "\n".join(rows)
+
+
+def read(path: Path) -> Structure:
+    return parse(decode(path.read_bytes()), path.stem)

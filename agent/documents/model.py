@@ -1,0 +1,95 @@
+"""The structure every reader returns: what the passage cutter needs and nothing of a format."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+KINDS = ("text", "list", "code", "table")
+
+
+class Unreadable(Exception):
+    """A file a reader cannot use; the message is the one line the user sees after the path."""
+
+
+@dataclass
+class Block:
+    """One unit that is never cut in the middle unless it alone exceeds a passage: a paragraph
+    (`text`), a list with its lead-in (`list`), a code block (`code`) or a table (`table`)."""
+
+    kind: str
+    text: str
+    language: str = ""  # a code block's language, when the document names it
+
+
+@dataclass
+class Section:
+    """The blocks under one heading path (on one page, for paged formats)."""
+
+    path: list[str]
+    blocks: list[Block] = field(default_factory=list)
+    page: int | None = None
+
+    @property
+    def name(self) -> str:
+        return " > ".join(self.path)
+
+
+@dataclass
+class Structure:
+    """A whole document as its reader saw it."""
+
+    title: str
+    sections: list[Section]
+    pages: int = 0  # pages read (paged formats); 0 for the others
+
+    def signature(self) -> list:
+        """Plain data that changes whenever anything a passage is cut from changes."""
+        return [self.title, [asdict(section) for section in self.sections]]
+
+
+class SectionBuilder:
+    """Collects blocks under the current heading path while a reader walks a document.
+
+    Readers call `heading(level, text)` and `add(kind, text)`; a heading at level n replaces the
+    path from depth n on. Empty sections (headings directly followed by headings) are dropped."""
+
+    def __init__(self, page: int | None = None):
+        self.sections: list[Section] = []
+        self.levels: list[tuple[int, str]] = []
+        self.page = page
+        self.title = ""
+        self.seen: list[int] = []  # every heading's level, to tell a document title from a first chapter
+
+    def heading(self, level: int, text: str) -> None:
+        text = " ".join(text.split())
+        if not text:
+            return
+        if not self.title:
+            self.title = text
+        self.seen.append(level)
+        self.levels = [(lvl, name) for lvl, name in self.levels if lvl < level] + [(level, text)]
+
+    def add(self, kind: str, text: str, language: str = "") -> None:
+        if not text.strip():
+            return
+        path = [name for _, name in self.levels]
+        current = self.sections[-1] if self.sections else None
+        if current is None or current.path != path or current.page != self.page:
+            current = Section(path, [], self.page)
+            self.sections.append(current)
+        current.blocks.append(Block(kind, text.strip("\n") if kind == "code" else text.strip(), language))
+
+    def structure(self, fallback_title: str, pages: int = 0) -> Structure:
+        """The document. A lone top heading that opens it is its title and is left out of every
+        section path; otherwise the title is `fallback_title` (metadata, else the file name)."""
+        tops = {section.path[0] for section in self.sections if section.path}
+        first = self.title
+        if first and tops <= {first} and self.seen[0] == min(self.seen) and self.seen.count(self.seen[0]) == 1:
+            for section in self.sections:
+                section.path = section.path[1:]
+            return Structure(first, self.sections, pages)
+        title = fallback_title or first
+        for section in self.sections:  # a page whose title is repeated as its first heading
+            if section.path[:1] == [title]:
+                section.path = section.path[1:]
+        return Structure(title, self.sections, pages)

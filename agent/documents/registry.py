@@ -1,0 +1,16 @@
+"""Which reader reads which file suffix. A new format: one module with SUFFIXES and read(path)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+from agent.documents import docx, html, markdown, pdf
+
+STRUCTURED: dict[str, ModuleType] = {suffix: module for module in (markdown, html, pdf, docx)
+                                     for suffix in module.SUFFIXES}
+
+
+def reader_for(path: Path) -> ModuleType | None:
+    """The reader of a structured format, or None (plain text, JSONL and unknown suffixes)."""
+    return STRUCTURED.get(path.suffix.lower())

@@ -1,0 +1,38 @@
+"""Plain text (.txt, and anything read as characters): decoding with clear refusals. A .txt
+file keeps the fast path of prose windows (see agent/retrieval/corpus.py); the other text
+formats decode through `decode` and then parse."""
+
+from __future__ import annotations
+
+from agent.documents.model import Unreadable
+
+SUFFIXES = (".txt", ".text")
+SNIFF = 8192
+
+
+def decode(raw: bytes) -> str:
+    """The file's text, or Unreadable naming why it is not text."""
+    if not raw.strip():
+        raise Unreadable("empty file" if not raw else "empty file (only whitespace)")
+    if b"\x00" in raw[:SNIFF]:
+        raise Unreadable("binary file, not text" + looks_like(raw))
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise Unreadable(f"not valid UTF-8 (byte {error.start})") from None
+    return text
+
+
+def looks_like(raw: bytes) -> str:
+    """' (it looks like a PDF)' and the like, for a file whose name says another format."""
+    head = raw[:SNIFF].lstrip()
+    if head.startswith(b"%PDF"):
+        return " (it looks like a PDF: name it .pdf)"
+    if head.startswith(b"PK\x03\x04"):
+        return " (it looks like a ZIP archive or Word file: a Word file must be named .docx)"
+    lowered = head[:512].lower()
+    if lowered.startswith((b"<!doctype html", b"<html")) or b"<html" in lowered:
+        return " (it looks like HTML: name it .html)"
+    if head.startswith(b"\xd0\xcf\x11\xe0"):
+        return " (it looks like an old binary Office file: save it as .docx)"
+    return ""
