@@ -92,19 +92,25 @@ function addMessage(kind, text) {
   return bubble;
 }
 
+// Where a passage stands: "manual.pdf, p. 12, Installation > Linux" for one read by structure, else its title
+function citeLabel(passage) {
+  if (!passage.document) return passage.title;
+  return [passage.document, passage.page ? `p. ${passage.page}` : "", passage.section].filter(Boolean).join(", ");
+}
+
 function citationButton(passages, number) {
   const passage = passages[number - 1];
   const button = element("button", "cite", `[${number}]`);
   button.type = "button";
   if (passage) {
-    button.title = passage.text ? `${passage.title}: ${passage.text.slice(0, 300)}` : passage.title;
+    button.title = passage.text ? `${citeLabel(passage)}: ${passage.text.slice(0, 300)}` : citeLabel(passage);
     button.addEventListener("click", () => showPassage(number, passage));
   }
   return button;
 }
 
 function showPassage(number, passage) {
-  $("passage-title").textContent = `[${number}] ${passage.title}`;
+  $("passage-title").textContent = `[${number}] ${citeLabel(passage)}`;
   $("passage-text").textContent = passage.text;
   $("passage").hidden = false;
 }
@@ -188,7 +194,7 @@ function answerBubble(turn) {
 // answer's bubble; the model's prose then streams under them, in the same bubble.
 function showReadings(event, turn) {
   const passages = turn.passages = [];
-  for (const passage of event.passages || []) passages[passage.n - 1] = { title: passage.title, text: "" };
+  for (const passage of event.passages || []) passages[passage.n - 1] = { ...passage, text: "" };
   turn.readings = event.readings || [];
   const list = element("div", "readings");
   for (const reading of turn.readings) {
