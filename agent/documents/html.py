@@ -1,6 +1,7 @@
-"""HTML pages by their structure (BeautifulSoup on lxml): navigation, scripts, styles,
-headers, footers, sidebars and forms are dropped; the main content (`<main>`, `<article>` or
-role=main, else the body) is walked for headings, paragraphs, lists, code (`<pre>`) and tables."""
+"""HTML pages by their structure (lxml): navigation, scripts, styles, headers, footers,
+sidebars and forms are dropped; the main content (`<main>`, role=main or `<article>`, else the
+body) is walked for headings, paragraphs, lists, code (`<pre>`) and tables. The bytes go to
+lxml as they are, so a page's declared encoding is honoured."""
 
 from __future__ import annotations
 
@@ -8,18 +9,22 @@ import re
 from pathlib import Path
 
 from agent.documents.model import SectionBuilder, Structure, Unreadable
-from agent.documents.text import decode
+from agent.documents.text import looks_like, sniff
 
 SUFFIXES = (".html", ".htm", ".xhtml")
 DROPPED = ("script", "style", "nav", "footer", "header", "aside", "noscript", "form", "svg", "template",
            "button", "iframe", "object", "head")
 DROPPED_ROLES = ("navigation", "banner", "contentinfo", "search", "complementary")
-SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([,.;:!?)\]])")
 HEADINGS = {f"h{level}": level for level in range(1, 7)}
 LISTS = ("ul", "ol", "dl")
 # elements whose loose text is a paragraph of its own; anything else is inline and joins its neighbours
 BLOCKS = {"p", "div", "section", "article", "main", "body", "blockquote", "li", "dd", "dt", "figure", "figcaption",
-          "td", "th", "center", "address", "details", "summary", "caption"} | set(HEADINGS) | set(LISTS) | {"pre", "table"}
+          "td", "th", "center", "address", "details", "summary", "caption", "html"} | set(HEADINGS) | set(LISTS) \
+    | {"pre", "table"}
+SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([,.;:!?)\]])")
+BULLET = re.compile(r"^(?:[-*•◦▪‣·]\s+)")
+DROP_XPATH = "|".join(f"//{name}" for name in DROPPED) + "|" + "|".join(
+    f"//*[@role='{role}']" for role in DROPPED_ROLES) + "|//comment()|//processing-instruction()"
 
 
 def _clean(text: str) -> str:
@@ -27,16 +32,19 @@ def _clean(text: str) -> str:
     return SPACE_BEFORE_PUNCTUATION.sub(r"\1", " ".join(text.split()))
 
 
-def parse(text: str, fallback_title: str) -> Structure:
-    from bs4 import BeautifulSoup
+def parse(raw: bytes, fallback_title: str) -> Structure:
+    from lxml import etree, html
 
-    soup = BeautifulSoup(text, "lxml")
-    page_title = " ".join(soup.title.get_text(" ").split()) if soup.title else ""
-    for element in soup.find_all(DROPPED):
-        element.decompose()
-    for element in soup.find_all(attrs={"role": DROPPED_ROLES}):
-        element.decompose()
-    root = soup.find("main") or soup.find(attrs={"role": "main"}) or soup.find("article") or soup.body or soup
+    try:
+        document = html.document_fromstring(raw)
+    except (etree.ParserError, ValueError) as error:
+        raise Unreadable(f"not a readable HTML page ({error})" + looks_like(raw)) from None
+    page_title = _clean(document.findtext(".//title") or "")
+    for element in document.xpath(DROP_XPATH):
+        if element.getparent() is not None:
+            element.drop_tree()
+    root = next(iter(document.xpath("//main") or document.xpath("//*[@role='main']") or document.xpath("//article")
+                     or document.xpath("//body")), document)
     builder = SectionBuilder()
     _walk(root, builder)
     if not builder.sections:
@@ -46,51 +54,40 @@ def parse(text: str, fallback_title: str) -> Structure:
 
 def _walk(element, builder: SectionBuilder) -> None:
     """Emit the element's children in order; loose inline text gathers into paragraphs."""
-    from bs4 import NavigableString, Tag
-    from bs4.element import Comment
-
-    loose: list[str] = []
+    loose: list[str] = [element.text or ""]
 
     def flush() -> None:
         builder.add("text", _clean("".join(loose)))
         loose.clear()
 
-    for child in element.children:
-        if isinstance(child, Comment):
-            continue
-        if isinstance(child, NavigableString):
-            loose.append(str(child))
-            continue
-        if not isinstance(child, Tag):
-            continue
-        name = child.name
+    for child in element:
+        name = child.tag.lower() if isinstance(child.tag, str) else ""
         if name not in BLOCKS:
-            if name == "br":
-                loose.append(" ")
-            else:
-                loose.append(child.get_text())
+            loose.append(" " if name == "br" else child.text_content() if name else "")
+            loose.append(child.tail or "")
             continue
         flush()
         if name in HEADINGS:
             builder.heading(HEADINGS[name], _words(child))
         elif name == "pre":
-            builder.add("code", child.get_text(), _language(child))
+            builder.add("code", child.text_content(), _language(child))
         elif name == "table":
             builder.add("table", _table(child))
         elif name in LISTS:
             builder.add("list", "\n".join(_items(child)))
         else:
             _walk(child, builder)
+        loose.append(child.tail or "")
     flush()
 
 
 def _words(element) -> str:
-    return _clean(element.get_text(" "))
+    return _clean(" ".join(element.itertext()))
 
 
 def _language(element) -> str:
-    for node in [element, element.find("code")]:
-        for name in (node.get("class") or []) if node is not None else []:
+    for node in [element, *element.xpath("./code")]:
+        for name in (node.get("class") or "").split():
             if name.startswith(("language-", "lang-")):
                 return name.split("-", 1)[1]
     return ""
@@ -98,27 +95,37 @@ def _language(element) -> str:
 
 def _table(element) -> str:
     rows = []
-    for row in element.find_all("tr"):
-        cells = [_words(cell) for cell in row.find_all(["th", "td"])]
+    for row in element.xpath(".//tr"):
+        cells = [_words(cell) for cell in row.xpath("./th|./td")]
         if any(cells):
             rows.append(" | ".join(cells))
     return "\n".join(rows)
 
 
 def _items(element, depth: int = 0) -> list[str]:
-    """One line per item (a definition list: per term and per definition), nested lists indented."""
+    """One line per item (a definition list: per term and per definition), nested lists
+    indented under their item; a bullet that every item spells out in its text is dropped."""
+    entries: list[tuple[str, list]] = []
+    for child in element.xpath("./li|./dt|./dd"):
+        nested = [sub for sub in child if isinstance(sub.tag, str) and sub.tag.lower() in LISTS]
+        parts = [child.text or ""]
+        for sub in child:
+            if sub not in nested:
+                parts.append(sub.text_content() if isinstance(sub.tag, str) else "")
+            parts.append(sub.tail or "")
+        entries.append((_clean("".join(parts)), nested))
+    texts = [text for text, _ in entries if text]
+    bulleted = len(texts) > 1 and all(BULLET.match(text) for text in texts)
     lines: list[str] = []
-    for child in element.find_all(["li", "dt", "dd"], recursive=False):
-        nested = child.find_all(LISTS, recursive=False)
-        for sub in nested:
-            sub.extract()
-        text = _words(child)
+    for text, nested in entries:
         if text:
-            lines.append("  " * depth + text)
+            lines.append("  " * depth + (BULLET.sub("", text) if bulleted else text))
         for sub in nested:
             lines.extend(_items(sub, depth + 1))
     return lines
 
 
 def read(path: Path) -> Structure:
-    return parse(decode(path.read_bytes()), path.stem)
+    raw = path.read_bytes()
+    sniff(raw)
+    return parse(raw, path.stem)

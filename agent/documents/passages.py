@@ -3,9 +3,9 @@ blocks and tables whole and marked by their kind, a list together with the sente
 leads into it, and token windows only inside a paragraph too long for one passage.
 
 A paragraph ending in ':' just before a list, code block or table is that block's lead-in and
-travels with it. A list, code block or table longer than LONG_BLOCK passages' worth of tokens
-is split at line (row, item) boundaries, each part carrying the lead-in (a table part its
-header row), so every part still reads as a whole."""
+travels with it. A code block or table is one passage whatever its length (prompts show a
+passage's start, BM25 matches all of it); a list too long for one passage is split between
+top-level items, each part carrying the lead-in, so every part still reads as a whole."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from agent.documents.model import Block, Section, Structure
 from agent.documents.windows import chunk_text
 from agent.retrieval.tokens import count_tokens
 
-LONG_BLOCK = 4  # a code block or table up to 4 passages' worth of tokens stays one passage
 LINE_BLOCKS = ("list", "code", "table")
 
 
@@ -27,6 +26,7 @@ class Piece:
     section: str
     page: int | None
     kind: str  # text, list, code or table
+    part: str = ""  # "2/3" for the second of three parts of a block too long to keep whole
 
 
 def cut(structure: Structure, chunk_tokens: int, overlap_tokens: int) -> list[Piece]:
@@ -55,8 +55,12 @@ def _cut_section(section: Section, chunk_tokens: int, overlap_tokens: int) -> li
     kinds: set[str] = set()
     used = 0
 
-    def emit(text: str, kind: str) -> None:
-        pieces.append(Piece(text, section.name, section.page, kind))
+    def emit(text: str, kind: str, part: str = "") -> None:
+        pieces.append(Piece(text, section.name, section.page, kind, part))
+
+    def emit_parts(parts_of_block: list[str], kind: str) -> None:
+        for number, text in enumerate(parts_of_block, 1):
+            emit(text, kind, f"{number}/{len(parts_of_block)}" if len(parts_of_block) > 1 else "")
 
     def flush() -> None:
         nonlocal used
@@ -71,16 +75,11 @@ def _cut_section(section: Section, chunk_tokens: int, overlap_tokens: int) -> li
         cost = count_tokens(text)
         if block.kind in ("code", "table"):
             flush()
-            if cost <= LONG_BLOCK * chunk_tokens:
-                emit(text, block.kind)
-            else:
-                for part in _split_lines(block, lead, chunk_tokens):
-                    emit(part, block.kind)
+            emit(text, block.kind)
         elif cost > chunk_tokens:
             flush()
             if block.kind == "list":
-                for part in _split_lines(block, lead, chunk_tokens):
-                    emit(part, "list")
+                emit_parts(_split_lines(block, lead, chunk_tokens), "list")
             else:
                 for window in chunk_text(text, chunk_tokens, overlap_tokens):
                     emit(window, "text")
@@ -95,16 +94,12 @@ def _cut_section(section: Section, chunk_tokens: int, overlap_tokens: int) -> li
 
 
 def _split_lines(block: Block, lead: str, chunk_tokens: int) -> list[str]:
-    """A long list, code block or table in parts of about `chunk_tokens`, cut between lines
-    (a list between top-level items); each part repeats the lead-in, a table's its header."""
-    lines = block.text.split("\n")
+    """A long list in parts of about `chunk_tokens`, cut between top-level items (a nested item
+    stays with its parent); each part repeats the lead-in."""
     head = [lead] if lead else []
-    if block.kind == "table" and len(lines) > 1:
-        head.append(lines[0])
-        lines = lines[1:]
     units: list[list[str]] = []
-    for line in lines:
-        if block.kind == "list" and units and line.startswith(" "):
+    for line in block.text.split("\n"):
+        if units and line.startswith(" "):
             units[-1].append(line)  # a nested item stays with its parent
         else:
             units.append([line])

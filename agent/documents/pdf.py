@@ -1,14 +1,13 @@
-"""PDF files (pypdf): text page by page, every passage keeps its page number; the outline
-(bookmarks) gives the section path, split where a bookmarked heading stands on its page.
-Lines repeated on most pages (running headers, footers, page numbers) are dropped, broken
-lines are joined into paragraphs and words hyphenated across lines are rejoined.
+"""PDF files (pypdfium2, Google's PDFium): text page by page, every passage keeps its page
+number; the outline (bookmarks) gives the section path, split where a bookmarked heading stands
+on its page. Lines repeated on most pages (running headers, footers, page numbers) are dropped,
+broken lines are joined into paragraphs and words hyphenated across lines are rejoined.
 
 Refused with one line each: an encrypted PDF that needs a password, a damaged file, and a
 PDF without a text layer (scanned pages; no OCR is done)."""
 
 from __future__ import annotations
 
-import logging
 import re
 from collections import Counter
 from pathlib import Path
@@ -19,11 +18,11 @@ from agent.documents.text import looks_like
 SUFFIXES = (".pdf",)
 DIGITS = re.compile(r"\d+")
 SENTENCE_END = (".", "!", "?", ":", ";")
+BULLET = re.compile(r"^[•◦▪‣·●○■□–]\s*")
 
 
 def read(path: Path) -> Structure:
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    import pypdfium2 as pdfium
 
     with open(path, "rb") as handle:
         head = handle.read(1024)
@@ -31,49 +30,44 @@ def read(path: Path) -> Structure:
         raise Unreadable("empty file")
     if b"%PDF" not in head:
         raise Unreadable("not a PDF file" + looks_like(head))
-    logging.getLogger("pypdf").setLevel(logging.ERROR)  # pypdf warns about every small flaw it repairs
     try:
-        reader = PdfReader(str(path))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise Unreadable("encrypted PDF: it needs a password (save an unprotected copy to ingest it)")
-        texts = [page.extract_text() or "" for page in reader.pages]
-        outline = _outline(reader)
-        title = (reader.metadata.title if reader.metadata else None) or ""
-    except Unreadable:
-        raise
-    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, OSError, IndexError) as error:
-        raise Unreadable(f"damaged PDF, cannot be read ({type(error).__name__}: {error})") from None
-    except Exception as error:  # noqa: BLE001 - pypdf raises many types on broken files; one line says which
-        if "crypt" in str(error).lower() or "AES" in str(error):
-            raise Unreadable(f"encrypted PDF that cannot be opened ({error})") from None
-        raise Unreadable(f"damaged PDF, cannot be read ({type(error).__name__}: {error})") from None
+        document = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError as error:
+        if "password" in str(error).lower():
+            raise Unreadable("encrypted PDF: it needs a password (save an unprotected copy to ingest it)") from None
+        raise Unreadable(f"damaged PDF, cannot be read ({error})") from None
+    try:
+        texts = [_page_text(document[index]) for index in range(len(document))]
+        outline = [(mark.get_dest().get_index(), mark.level, " ".join(mark.get_title().split()))
+                   for mark in document.get_toc() if mark.get_dest() is not None]
+        title = (document.get_metadata_dict().get("Title") or "").strip()
+    except pdfium.PdfiumError as error:
+        raise Unreadable(f"damaged PDF, cannot be read ({error})") from None
+    finally:
+        document.close()
+    if not texts:
+        raise Unreadable("damaged PDF, cannot be read (no pages)")
     if not any(text.strip() for text in texts):
         raise Unreadable(f"no text layer in its {len(texts)} page(s): a scanned PDF? (no OCR is done)")
-    return _structure(texts, outline, title.strip() or path.stem)
+    return _structure(texts, _paths(outline), title or path.stem)
 
 
-def _outline(reader) -> list[tuple[int, list[str]]]:
-    """(page index, heading path) of every bookmark, in order."""
-    found: list[tuple[int, list[str]]] = []
-
-    def walk(items, path: list[str]) -> None:
-        last: list[str] = path
-        for item in items:
-            if isinstance(item, list):
-                walk(item, last)
-                continue
-            try:
-                page = reader.get_destination_page_number(item)
-            except Exception:  # noqa: BLE001 - a bookmark to nowhere is skipped, not fatal
-                continue
-            last = path + [" ".join(str(item.title).split())]
-            if page is not None and page >= 0:
-                found.append((page, last))
-
+def _page_text(page) -> str:
+    textpage = page.get_textpage()
     try:
-        walk(reader.outline, [])
-    except Exception:  # noqa: BLE001 - a broken outline leaves the document without sections
-        return []
+        return textpage.get_text_bounded().replace("\r\n", "\n").replace("\r", "\n")
+    finally:
+        textpage.close()
+        page.close()
+
+
+def _paths(outline: list[tuple[int | None, int, str]]) -> list[tuple[int, list[str]]]:
+    """(page index, heading path) of every bookmark that points at a page, in order."""
+    found, path = [], []
+    for page, level, title in outline:
+        path = path[:level] + [title]
+        if page is not None and page >= 0 and title:
+            found.append((page, list(path)))
     return found
 
 
@@ -125,11 +119,16 @@ def _heading_line(lines: list[str], heading: str) -> int | None:
 
 
 def _paragraphs(lines: list[str]) -> list[str]:
-    """Lines joined into paragraphs: a blank line, or a short line ending a sentence, ends one."""
+    """Lines joined into paragraphs: a blank line, or a short line ending a sentence, ends one;
+    a line opening with a bullet glyph starts one."""
     width = max((len(line.strip()) for line in lines), default=0)
     paragraphs, current = [], ""
     for line in lines:
         text = " ".join(line.split())
+        if BULLET.match(text):  # a list item: a paragraph of its own, without the glyph
+            if current:
+                paragraphs.append(current)
+            current, text = "", BULLET.sub("", text)
         if not text:
             if current:
                 paragraphs.append(current)

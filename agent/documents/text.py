@@ -10,12 +10,17 @@ SUFFIXES = (".txt", ".text")
 SNIFF = 8192
 
 
-def decode(raw: bytes) -> str:
-    """The file's text, or Unreadable naming why it is not text."""
+def sniff(raw: bytes) -> None:
+    """Unreadable when the file is empty or binary."""
     if not raw.strip():
         raise Unreadable("empty file" if not raw else "empty file (only whitespace)")
     if b"\x00" in raw[:SNIFF]:
         raise Unreadable("binary file, not text" + looks_like(raw))
+
+
+def decode(raw: bytes) -> str:
+    """The file's text, or Unreadable naming why it is not text."""
+    sniff(raw)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:

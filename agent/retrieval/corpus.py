@@ -120,7 +120,8 @@ def _structured_passages(document: Document, chunk_tokens: int, overlap_tokens: 
             passage_id = f"{document.id}#p{piece.page}.{on_page[piece.page]}"
         else:
             passage_id = f"{document.id}#{number}"
-        location = {"section": piece.section, "page": piece.page, "kind": piece.kind}  # section may be ""
+        location = {"section": piece.section, "page": piece.page, "kind": piece.kind,  # section may be ""
+                    "part": piece.part or None}
         passages.append({
             "id": passage_id, "title": f"{document.title}: {piece.section}" if piece.section else document.title,
             "text": piece.text, "source": document.source, "document": document.id,
