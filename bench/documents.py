@@ -9,8 +9,9 @@ the share of passages that start or end inside markup, a code block or a table (
 The corpus is built from this machine, never committed: Markdown that installed Python packages
 ship (site-packages) and Debian's /usr/share/doc, its HTML and .txt files (at most PER_PACKAGE files
 of a kind per package, by name), the PDFs Debian ships there, and PDFs that headless Chromium
-renders from some of those HTML manuals (RENDERED). `plain` ingests the .txt part into a fresh index
-and prints passages/s; run it with PYTHONPATH set to another checkout to compare two versions.
+renders from some of those HTML manuals (RENDERED). `plain` ingests every .txt file of /usr/share/doc
+(the `plain` folder) into a fresh index and prints passages/s; `--code DIR` runs another checkout's
+`agent` package instead (`git archive REV agent | tar -x -C DIR`) to compare two versions.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ def build_corpus(work: Path) -> Path:
         "html": [(DOC, p) for p in _pick([p for s in KINDS["html"] for p in DOC.rglob(f"*{s}")], DOC)],
         "text": [(DOC, p) for p in _pick(list(DOC.rglob("*.txt")), DOC)],
         "pdf": [(DOC, p) for p in sorted(DOC.rglob("*.pdf"))],
+        "plain": [(DOC, p) for p in sorted(DOC.rglob("*.txt"))],  # the plain-text speed check, not a format row
     }
     for kind, files in chosen.items():
         for root, path in files:
@@ -171,13 +173,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("step", choices=["corpus", "read", "ingest", "plain"])
     parser.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "disambig-documents-bench"))
     parser.add_argument("--repeat", type=int, default=3, help="plain: runs (the best one is reported)")
+    parser.add_argument("--code", help="plain: import `agent` from this checkout instead")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.code:
+        sys.path.insert(0, str(Path(args.code).resolve()))
     work = Path(args.work)
     corpus = work / "corpus"
     if args.step == "corpus":
         corpus = build_corpus(work)
-        counts = {kind: sum(1 for p in (corpus / kind).rglob("*") if p.is_file()) for kind in KINDS}
+        counts = {kind.name: sum(1 for p in kind.rglob("*") if p.is_file()) for kind in corpus.iterdir()}
         print(json.dumps({"corpus": str(corpus), "files": counts}))
     elif args.step == "read":
         rows = read_table(corpus)
@@ -187,9 +192,12 @@ def main(argv: list[str] | None = None) -> int:
     elif args.step == "ingest":
         print(json.dumps(timed_ingest([str(corpus / kind) for kind in KINDS], work / "index")))
     else:
-        runs = [timed_ingest([str(corpus / "text")], work / "plain-index") for _ in range(args.repeat)]
+        runs = [timed_ingest([str(corpus / "plain")], work / "plain-index") for _ in range(args.repeat)]
         best = max(runs, key=lambda run: run["passages_per_s"])
-        print(json.dumps({"best": best, "passages_per_s": [run["passages_per_s"] for run in runs]}))
+        import agent
+
+        print(json.dumps({"code": str(Path(agent.__file__).parents[1]), "best": best,
+                          "passages_per_s": [run["passages_per_s"] for run in runs]}))
     return 0
 
 

@@ -8,13 +8,14 @@ from agent.documents.model import Unreadable
 
 SUFFIXES = (".txt", ".text")
 SNIFF = 8192
+BINARY_MAGIC = (b"%PDF", b"PK\x03\x04", b"\xd0\xcf\x11\xe0", b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"\x1f\x8b")
 
 
 def sniff(raw: bytes) -> None:
     """Unreadable when the file is empty or binary."""
     if not raw.strip():
         raise Unreadable("empty file" if not raw else "empty file (only whitespace)")
-    if b"\x00" in raw[:SNIFF]:
+    if b"\x00" in raw[:SNIFF] or raw.lstrip()[:8].startswith(BINARY_MAGIC):
         raise Unreadable("binary file, not text" + looks_like(raw))
 
 
@@ -24,7 +25,7 @@ def decode(raw: bytes) -> str:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise Unreadable(f"not valid UTF-8 (byte {error.start})") from None
+        raise Unreadable(f"not valid UTF-8 (byte {error.start}): save it as UTF-8") from None
     return text
 
 
