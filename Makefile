@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test postgres-bin install install-local bench clean-index
+.PHONY: demo test postgres-bin install install-local bench clean-index docs
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -46,6 +46,11 @@ postgres-bin: install
 
 test: install chromium postgres-bin
 	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc
+
+# the docs site (MkDocs Material) into site/, strict: a broken link or a missing page fails;
+# tests/test_docs_site.py builds it the same way inside `make test`
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 bench: install
 	$(BIN)/python bench/retrieval.py

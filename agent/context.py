@@ -33,6 +33,7 @@ def default_model() -> str:
 
 
 def default_index_dir() -> str:
+    """`DISAMBIG_INDEX`, else `index` in the per-user data directory (`~/.local/share/disambig` on Linux)."""
     return _env("DISAMBIG_INDEX") or str(Path(user_data_dir(APP_NAME)) / "index")
 
 
@@ -104,7 +105,7 @@ class Context:
         default=0.8, metadata={"description": "Probability a reading needs when the question was judged clear"})
     prose_floor: float = field(default=0.1, metadata={
         "description": "Selector probability a model sentence needs to stay beside readings (0: no floor; 0.1 "
-                       "chosen on the tune splits, see the README)"})
+                       "chosen on the tune splits, see agent/data/selector_card.md)"})
     judge_per_passage: int = field(default=1, metadata={
         "description": "Sentences of one passage the judge may read among its judge_readings candidates (1: each "
                        "passage's best by the selector)"})
@@ -115,7 +116,7 @@ class Context:
                        "instant included)"})
     judge_weight: float = field(default=0.6, metadata={
         "description": "Weight of the model's judgment against the selector's probability (logits) when judging "
-                       "(0.6 and judge_threshold 0.5 chosen on the tune splits, see the README)"})
+                       "(0.6 and judge_threshold 0.5 chosen on the tune splits)"})
     judge_threshold: float = field(default=0.5, metadata={
         "description": "Mixed probability a judged reading needs (judge_readings > 0)"})
     judge_min: float = field(default=0.1, metadata={

@@ -117,7 +117,7 @@ def card(model: GateModel, report: dict) -> str:
              "bench/tune_fixture_corpus.py, as for the selector) and a seeded",
              "AmbigNQ dev tune sample (wiki pool index). Labels: the fixtures' clear/ambiguous; AmbigNQ: ambiguous",
              "when an annotation is multipleQAs.", "",
-             "Two runs of this command wrote the same bytes (stop 51). Before, runs differed by up to 0.06 in",
+             "Two runs of this command wrote the same bytes. Before, runs differed by up to 0.06 in",
              "a weight: the vector store's narrow HNSW search gave one AmbigNQ question other passages in some",
              "processes. The wider search (agent/retrieval/index.py EF_SEARCH) misses far fewer neighbours but",
              "is still approximate, so a run may yet differ on a rare question.", "",

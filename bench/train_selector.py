@@ -76,7 +76,7 @@ def fixture_questions(name: str, wanted: set[str] | None, folder: Path = DATA) -
 
 def trained_topics() -> set[str]:
     """The tune fixture topics the shipped selector and gate learned from: its first 8. Trained on
-    all 16, the selector grew more cautious on topics it never saw (stop 47: demo test recall
+    all 16, the selector grew more cautious on topics it never saw (demo test recall
     0.469 -> 0.347), so the other 8 stay for choosing settings; the cards' commands train on
     these 8 over an index of their passages (bench/tune_fixture_corpus.py) and reproduce the
     shipped models."""
@@ -305,10 +305,10 @@ def card(model: SelectorModel, report: dict, table: list[dict], picked: float) -
              "fixture's first 8 topics (bench/splits/tune_fixture_trained_topics.txt: 76 questions; the other 8",
              "stay for choosing settings), over an index of their passages with the demo corpus:",
              "`bench/tune_fixture_corpus.py --out T.jsonl; disambig ingest T.jsonl agent/data/demo_corpus.jsonl",
-             "--index DIR`. That command reproduces the shipped model bit for bit (checked at stop 51).",
+             "--index DIR`. That command reproduces the shipped model bit for bit (checked).",
              "`--train-on-asqa` adds the ASQA pool tune ids, which lowered the leave-one-topic-out ROC-AUC from",
-             "0.922 to 0.878 (stop 34). Pool = auto's 15 hybrid passages; candidates = their whole sentences.", "",
-             "Adding the tune fixture (stop 44), judged on the demo tune questions with leave one topic out at",
+             "0.922 to 0.878. Pool = auto's 15 hybrid passages; candidates = their whole sentences.", "",
+             "Adding the tune fixture, judged on the demo tune questions with leave one topic out at",
              "0.25 with at most 5 readings: ROC-AUC 0.922 -> 0.923, reading precision 0.680 -> 0.688, sense recall",
              "0.566 -> 0.623.", "",
              f"Readings-only pick: {picked:.2f}, the best F0.5 (precision weighted) of reading precision and sense "
@@ -316,8 +316,8 @@ def card(model: SelectorModel, report: dict, table: list[dict], picked: float) -
              f"topic out; at most {MAX_READINGS} readings).", "",
              f"Shipped threshold: {model.threshold:.2f}" + ("" if model.threshold == picked else
              " (`--threshold`): chosen with the model's stored replies, by replaying auto's fast budget on the "
-             "118 tune questions (demo tune and the tune fixture) from 0.25 to 0.45 with at most 4 readings "
-             "(stop 45). Sense F1 on the ambiguous ones was flat from 0.25 to 0.35 (0.621, 0.620, 0.620) and "
+             "118 tune questions (demo tune and the tune fixture) from 0.25 to 0.45 with at most 4 readings. "
+             "Sense F1 on the ambiguous ones was flat from 0.25 to 0.35 (0.621, 0.620, 0.620) and "
              "fell above (0.601 at 0.40, 0.591 at 0.45); of those within 0.01 of the best F1, 0.35 has the best "
              "F0.5 (precision weighted): precision 0.674 and sense recall 0.574 against 0.616 and 0.626 at "
              "0.25, and clear-question precision 0.911 against 0.879.") +

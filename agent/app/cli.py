@@ -1,4 +1,4 @@
-"""`disambig` command line: ingest, delete, stats, search, ask, methods, chat, serve.
+"""`disambig` command line: ingest, delete, stats, search, ask, methods, chat, serve, eval, train-detector.
 
 Errors the user can act on print as one line (`disambig: error: ...`) with exit code 1.
 """
@@ -16,7 +16,7 @@ from agent.app.settings import parse_settings
 from agent.errors import DisambigError, InputError
 
 DEMO_CORPUS = "demo_corpus.jsonl"
-# the second, test-only fixture's documents (issue 29) ship in the demo index beside the first
+# the held-out fixture's documents (for testing only, never tuning) ship in the demo index beside the demo corpus
 HELDOUT_CORPUS = "heldout_corpus.jsonl"
 
 
@@ -288,15 +288,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     search = with_index(commands.add_parser("search", help="rank passages for a query"))
     search.add_argument("query")
-    search.add_argument("--mode", choices=["dense", "sparse", "hybrid"])
-    search.add_argument("--k", type=int, default=5)
+    search.add_argument("--mode", choices=["dense", "sparse", "hybrid"], help="retriever (default $DISAMBIG_RETRIEVAL or hybrid)")
+    search.add_argument("--k", type=int, default=5, help="passages to print")
     search.add_argument("--json", action="store_true", help="print a JSON list of {id, title, text, score}")
     search.set_defaults(run=cmd_search)
 
     ask = with_index(commands.add_parser("ask", help="answer a question with a method"))
     ask.add_argument("question")
     ask.add_argument("--method", default="auto", help="see `disambig methods` (default auto)")
-    ask.add_argument("--model", help="local, local-small, gguf:PATH or openai:NAME (default $DISAMBIG_MODEL or local)")
+    ask.add_argument("--model", help="local, local-small, gguf:PATH or openai:NAME (default $DISAMBIG_MODEL, else "
+                     "openai:$OPENAI_MODEL when OPENAI_BASE_URL or OPENAI_API_KEY is set, else local)")
     ask.add_argument("--mode", choices=["dense", "sparse", "hybrid"], help="retriever (default hybrid)")
     ask.add_argument("--k", type=int, help="passages to retrieve")
     ask.add_argument("--budget", choices=["instant", "fast", "thorough"],
@@ -316,7 +317,8 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--db", help="SQLite file for threads (default: chat.sqlite in the per-user data dir)")
     chat.add_argument("--database-url", help=SHARED_HELP)
     chat.add_argument("--method", help="method that answers each message (default auto; see `disambig methods`)")
-    chat.add_argument("--model", help="local, local-small, gguf:PATH or openai:NAME (default $DISAMBIG_MODEL or local)")
+    chat.add_argument("--model", help="local, local-small, gguf:PATH or openai:NAME (default $DISAMBIG_MODEL, else "
+                     "openai:$OPENAI_MODEL when OPENAI_BASE_URL or OPENAI_API_KEY is set, else local)")
     chat.add_argument("--mode", choices=["dense", "sparse", "hybrid"], help="retriever (default hybrid)")
     chat.add_argument("--k", type=int, help="passages to retrieve")
     chat.add_argument("--no-clarify", action="store_true", help="never ask; answers cover every interpretation")
@@ -350,7 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--augment", action="store_true", help="add the paper's rule-based ambiguous variants to training")
     train.add_argument("--entity-types", default="", help="comma-separated entity-type words for the lexical rule")
     train.add_argument("--llm-sample", type=int, default=0, help="also score the LLM few-shot detector on N held-out queries")
-    train.add_argument("--model", help="chat model for the LLM baseline (default $DISAMBIG_MODEL or local)")
+    train.add_argument("--model", help="chat model for the LLM baseline (default: as for ask)")
     train.add_argument("--json", action="store_true", help="print the report as JSON")
     train.set_defaults(run=cmd_train_detector)
     return parser

@@ -38,7 +38,7 @@ def write_card(path: Path, detector: AmbiguityDetector, rows: list[dict], report
     text = f"""# Ambiguity detector (shipped default)
 
 `agent/data/detector_model.npz`, loaded by `agent.detector.classifier.load_detector()`; used by the
-`rewrite` graph to decide which conversational turns need a query rewrite (seed 002).
+`rewrite` graph to decide which conversational turns need a query rewrite (the ambiguity-guided query rewrite).
 
 ## Model
 - Inputs: the all-MiniLM-L6-v2 sentence embedding of the query (384-d, the packaged model)

@@ -16,7 +16,8 @@ def add_eval_parser(commands) -> argparse.ArgumentParser:
     sub.add_argument("--sample", type=int, metavar="N", help="a seeded random sample of N questions")
     sub.add_argument("--seed", type=int, default=0, help="seed for --sample (default 0)")
     sub.add_argument("--methods", default="vanilla", help="comma-separated, see `disambig methods` (default vanilla)")
-    sub.add_argument("--model", help="local, local-small, gguf:PATH or openai:NAME (default $DISAMBIG_MODEL or local)")
+    sub.add_argument("--model", help="local, local-small, gguf:PATH or openai:NAME (default $DISAMBIG_MODEL, else "
+                     "openai:$OPENAI_MODEL when OPENAI_BASE_URL or OPENAI_API_KEY is set, else local)")
     sub.add_argument("--out", required=True, metavar="DIR", help="where predictions, summary and plots go")
     sub.add_argument("--index", help="index directory (default: $DISAMBIG_INDEX, else a per-user data dir)")
     from agent.app.index_flags import add_index_flags
@@ -27,7 +28,7 @@ def add_eval_parser(commands) -> argparse.ArgumentParser:
     sub.add_argument("--set", action="append", metavar="NAME=VALUE", help="a method setting (any method that has it)")
     sub.add_argument("--profile", choices=["paper", "product"],
                      help="paper: every method as published; product: the product's departures (readings, "
-                          "verify_calls, adf_calls) for every method that has them; --set wins (default: each "
+                          "verify_calls, adf_calls, answer_length) for every method that has them; --set wins (default: each "
                           "method's own defaults)")
     sub.add_argument("--concurrency", type=int, default=1, help="questions run at once (default 1)")
     sub.add_argument("--cache", metavar="DIR", help="result and LLM reply cache (default $DISAMBIG_EVAL_CACHE or a per-user cache dir)")
