@@ -5,7 +5,7 @@
 1. The demo fixture's labelled questions (agent/data/demo_questions.json, clear and ambiguous)
    over the demo corpus: precision / recall / F1 / accuracy of "ambiguous", counting as positive
    either what the graph decomposes by default (Ambiguous or Uncertain) or Ambiguous alone
-   (`uncertain_fallback=direct`); next to it the query-only detector of seed 002, as in the
+   (`uncertain_fallback=direct`); next to it the query-only detector of the query-rewrite paper, as in the
    paper's ablation of retrieval-based against question-based gating.
 2. Recall on the ASQA pool dev ids over ../shared/data/corpus/wiki_pool.jsonl: every ASQA
    question is ambiguous by construction, so recall is the share the gate lets through.
@@ -86,7 +86,7 @@ def auc(values: list[float], gold: list[bool]) -> float:
 
 
 def query_detector_labels(questions: list[str]) -> list[bool] | None:
-    """Seed 002's query-only detector, when it is installed in this tree."""
+    """The query-rewrite paper's query-only detector, when it is installed in this tree."""
     try:
         from agent.detector.classifier import AMBIGUOUS, load_detector
     except ImportError:
@@ -123,7 +123,7 @@ def demo_table(index_dir: str, modes: list[str]) -> None:
             print(score_row(f"{mode}, {preset}: Ambiguous only", [g == "Ambiguous" for g in labels], gold))
     query_based = query_detector_labels(questions)
     if query_based is not None:
-        print(score_row("query-only detector (seed 002, shipped model)", query_based, gold))
+        print(score_row("query-only detector (shipped model)", query_based, gold))
     print(f"| always ambiguous (base rate) | {sum(gold) / len(gold):.3f} | 1.000 | "
           f"{2 * sum(gold) / (len(gold) + sum(gold)):.3f} | {sum(gold) / len(gold):.3f} | |")
     print("\n| retrieval mode | mean variance clear / ambiguous | mean separability clear / ambiguous "
@@ -158,7 +158,7 @@ def pool_table(index_dir: str, modes: list[str]) -> None:
                   f"| {counts['Ambiguous'] / len(labels):.3f} |")
     query_based = query_detector_labels(questions)
     if query_based is not None:
-        print(f"| query-only detector (seed 002) | | | | {sum(query_based) / len(query_based):.3f} | |")
+        print(f"| query-only detector | | | | {sum(query_based) / len(query_based):.3f} | |")
     print("\n(paper: 74% of ASQA questions classified ambiguous with the asqa thresholds)")
 
 

@@ -1,4 +1,4 @@
-"""Screenshots of the chat page while a real model is still writing (issue 30's evidence).
+"""Screenshots of the chat page while a real model is still writing.
 
     .venv/bin/python bench/chat_screenshot.py --index DIR [--model local] [--question "What is HP?"] --out DIR
 

@@ -27,7 +27,7 @@ from agent.app import api  # noqa: E402
 from agent.app.settings import parse_settings  # noqa: E402
 from graphs.registry import load_method  # noqa: E402
 
-# tokens/query measured by the ADF paper (seed 003, hybrid retrieval rows)
+# tokens/query measured by the ADF paper (hybrid retrieval rows)
 PAPER_TOKENS = {"adf": 967, "diva": 707}
 
 

@@ -1,4 +1,4 @@
-"""DIVA retrieval check (seed 001, Table 3 style) on the ASQA pool dev questions.
+"""DIVA retrieval check (the DIVA paper's Table 3 style) on the ASQA pool dev questions.
 
     DISAMBIG_LLM_THREADS=2 .venv/bin/python bench/diva_retrieval.py [--sample 24] [--model local]
 

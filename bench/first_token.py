@@ -1,4 +1,4 @@
-"""How soon a grounded answer is on screen, and what streams: the figures of issue 30.
+"""How soon a grounded answer is on screen, and what streams.
 
     .venv/bin/python bench/first_token.py [--index DIR] [--model local] [--n 41] [--skip-serve]
     .venv/bin/python bench/first_token.py --questions heldout --index DEMO_INDEX --skip-fresh

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from agent.context import cache_dir  # noqa: E402
 
-# ../shared/data beside the checkout (a worktree under /work/wt/NAME finds /work/shared/data two levels up)
+# shared/data beside the checkout, or two levels up (from a git worktree nested one level deeper)
 SHARED = next((base / "shared" / "data" for base in (ROOT.parent, ROOT.parent.parent)
                if (base / "shared" / "data").exists()), ROOT.parent / "shared" / "data")
 CORPUS = SHARED / "corpus" / "wiki_pool.jsonl"

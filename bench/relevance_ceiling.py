@@ -1,4 +1,4 @@
-"""How far better reading selection could take #29's answers: the selector against an oracle and the 1.5B as a judge.
+"""How far better reading selection could take auto's answers: the selector against an oracle and the 1.5B as a judge.
 
     .venv/bin/python bench/relevance_ceiling.py --demo-index DIR --tune-index DIR [--judge 8 --model local]
 

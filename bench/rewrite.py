@@ -1,4 +1,4 @@
-"""Never / always / ambiguity-guided rewriting against gold rewrites (seed 002, Table 5 style).
+"""Never / always / ambiguity-guided rewriting against gold rewrites (the query-rewrite paper's Table 5 style).
 
     DISAMBIG_LLM_THREADS=2 .venv/bin/python bench/rewrite.py [--model local] [--limit N] [--out FILE]
 

@@ -1,6 +1,6 @@
 """What the sampling options cost in generation speed on the embedded model: the synthesis
 prompt vanilla sends, with and without the JSON-schema grammar and the DRY repetition controls
-the product sent until stop 52.
+local requests once carried (now off, agent/llm/models.py SAMPLING_OPTIONS).
 
     .venv/bin/python bench/sampling_speed.py [--model local] [--question "What is HP?"] [--max-tokens 300]
 
@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.prompt_cache import post  # noqa: E402
 
-# The DRY repetition controls local requests carried until stop 52 (now off: agent/llm/models.py)
+# The DRY repetition controls local requests once carried (now off: agent/llm/models.py)
 DRY = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 8}
 
 
@@ -54,7 +54,7 @@ def main() -> int:
     grammar = {"response_format": {"type": "json_schema",
                                    "json_schema": {"name": "Synthesis", "schema": Synthesis.model_json_schema()}}}
     configs = {"plain": dict(SAMPLING_OPTIONS), "DRY": DRY, "grammar (the product)": {**grammar, **SAMPLING_OPTIONS},
-               "grammar + DRY (the product until stop 52)": {**grammar, **DRY}}
+               "grammar + DRY (the product's former setting)": {**grammar, **DRY}}
     post(url, {"messages": messages, "max_tokens": 1, "temperature": 0})  # the prompt into the cache
     print(f"{args.model}, vanilla's synthesis prompt for {args.question!r}, temperature 0, cap {args.max_tokens}")
     print("| sampling | tokens generated | tokens/s | generation s |")

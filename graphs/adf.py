@@ -1,4 +1,4 @@
-"""ADF (seed 003): gate on the coherence of the retrieved passages, then decompose.
+"""ADF, the Agentic Disambiguation Framework: gate on the coherence of the retrieved passages, then decompose.
 
 retrieve (2k) -> analyze_coherence -> classify_ambiguity ->
   Unambiguous (and Uncertain when `uncertain_fallback` is "direct"):

@@ -46,7 +46,7 @@ READING_POOL = 3  # x k passages an ambiguous question's readings may come from
 METHOD_FOR_BUDGET = {"instant": "extractive readings", "fast": "synthesis + extractive readings",
                      "thorough": "synthesis + judged readings"}
 JUDGED = 6  # candidates the model judges (each passage's best): every one on thorough, the unsure on fast=judge
-# (8 with two sentences of a passage, judge_per_passage=2, gained on tune but not on test: see the README, stop 48)
+# (8 with two sentences of a passage, judge_per_passage=2, gained on tune but not on test)
 
 
 @dataclass(kw_only=True)
@@ -187,7 +187,7 @@ def route_after_assess_ambiguity(
 def select_readings_for_budget(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
     """select_readings; the thorough budget spends its extra calls on the model's judgment of an
     ambiguous question's best candidates, every one of them (on the tune questions DIVA's
-    several calls gave less precise answers than the fast budget's one: see the README), and
+    several calls gave less precise answers than the fast budget's one), and
     the fast budget with fast=judge on those the selector is unsure of (judge_min to judge_max)."""
     context = runtime.context
     if context.judges and context.judge_readings == 0:  # thorough judges every one, fast=judge the unsure

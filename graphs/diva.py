@@ -1,4 +1,4 @@
-"""DIVA (seed 001): diversify, verify, adapt.
+"""DIVA (the Diversify-Verify-Adapt paper): diversify, verify, adapt.
 
 identify_ambiguity_type -> infer_pseudo_interpretations -> retrieve_diversified ->
 verify_passages -> Useful / PartialUseful: synthesize_answer, guided by the verified readings;
@@ -9,7 +9,7 @@ time for 31% of DIVA's tokens). As published it verifies with one Yes/No call pe
 pseudo-interpretation and answers with the synthesis alone; the product's settings
 (`verify_calls=batched`, `readings=on`, agent.context.PROFILES) verify in one call and state
 extractive readings of its passages, streamed before the synthesis call, with the model's new
-sentences after them (agent/steps/readings.py; figures in the README, #32). The diversify and verify steps are
+sentences after them (agent/steps/readings.py). The diversify and verify steps are
 shared with the DtV baseline (agent/steps/diversify.py).
 """
 

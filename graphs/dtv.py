@@ -1,4 +1,4 @@
-"""DtV, diversify-then-verify (the baseline VERDICT compares against, seed 000 §3.2).
+"""DtV, diversify-then-verify (the baseline VERDICT compares against, §3.2 of its paper).
 
 infer_pseudo_interpretations (the model alone, no ambiguity-type step) -> retrieve_diversified
 (top-5 per interpretation, pruned to the 5 most similar to all interpretations) ->

@@ -1,4 +1,4 @@
-"""RAC, retrieval-augmented clarification (the baseline VERDICT compares against, seed 000
+"""RAC, retrieval-augmented clarification (the baseline VERDICT compares against, its paper's
 §5.1.4, Eq. 13): relax the question, retrieve the top-20 once, then ONE long-context call
 over all of them that lists the interpretations with short answers and citations and writes
 the long-form answer. Relevance feedback only: unlike VERDICT, no per-passage execution

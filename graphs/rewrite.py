@@ -1,4 +1,4 @@
-"""Ambiguity-guided query rewrite (seed 002): the conversational front door.
+"""Ambiguity-guided query rewrite (the query-rewrite paper): the conversational front door.
 
 Each turn: `classify_ambiguity` runs the trained detector on the new message; a clear message
 goes downstream unchanged, with no LLM call; an ambiguous one is first rewritten by

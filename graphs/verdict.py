@@ -1,4 +1,4 @@
-"""VERDICT, verified diversification with consolidation (seed 000, Algorithm 1).
+"""VERDICT, verified diversification with consolidation (the VERDICT paper, Algorithm 1).
 
 relax_query (one call, switchable) -> retrieve ONCE, top-20 (relevance feedback) ->
 extract_interpretation: one call per passage, in parallel, each returning an

@@ -1,4 +1,4 @@
-"""The held-out, test-only fixture and the tune fixture (issue 29): their labels must be
+"""The held-out, test-only fixture and the tune fixture: their labels must be
 checkable against their own documents, and each must stay disjoint from the demo fixture and
 from each other (the tune fixture trains the selector; the held-out one tests beyond it)."""
 

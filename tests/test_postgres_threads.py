@@ -50,7 +50,7 @@ def test_two_sessions_on_one_database_share_the_thread(scripted, demo_index, dat
         assert [o["question"] for o in session.pending()["options"]][0] == "What is HP, the company?"
         result = list(session.choose(1))[-1]["result"]
         assert result["answer"] == __import__("json").loads(FOCUSED)["answer"]
-        # the question, the clarification asked, the choice, the focused answer (#18 records them)
+        # the question, the clarification asked, the choice, the focused answer (the chat records them)
         assert [m.type for m in session.messages()] == ["human", "ai", "human", "ai"]
 
 

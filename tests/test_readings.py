@@ -210,7 +210,7 @@ def test_a_long_copy_of_a_passage_sentence_s_middle_that_stops_inside_a_phrase_i
 def test_every_check_of_a_cut_sentence_agrees(cut):
     """The prose checks, the checks on copied interpretations and the sentence metric read one
     list of words a sentence cannot end on, and a comma before the citation ends none (these
-    cuts reached users of earlier runs; the last one the tune fixture's stop 47 topics)."""
+    cuts reached users of earlier runs; the last one the tune fixture's newer topics)."""
     from agent.evaluation.sentence_metrics import is_cut
     from agent.steps.interpretations import not_silent
 

@@ -7,7 +7,7 @@ replicas on one database serve the same threads. This module generates its confi
 file path, our API-key handler `agent.app.server_auth:auth`, the thread-owner check
 `agent.app.server_guard:app` on Aegra's `http.app` hook), applies its database migrations and default
 assistants once under a PostgreSQL advisory lock (replicas starting together must not race), then replaces itself
-with uvicorn running Aegra. See README "Deployment" for why Aegra and not the LangGraph server.
+with uvicorn running Aegra. docs/explanation/why-aegra.md says why Aegra and not the LangGraph server.
 """
 
 from __future__ import annotations

@@ -4,8 +4,7 @@ The in-memory LangGraph server (`langgraph dev`) hands runs to its workers by po
 last poll found nothing, the next one waits 0.5 s (`langgraph_runtime_inmem.ops.Runs.next`).
 Measured through `disambig serve` with a fake model, a new question's first stream event came
 ~1.0 s after the request and its readings ~1.9 s (under load); with a 50 ms poll, 0.06-0.13 s
-and 1.1-1.2 s. That second is most of issue 30's 1.5 s budget for the first cited line through a warm
-serve. The poll is made shorter by wrapping `Runs.next`, whose own code is left as it is; a
+and 1.1-1.2 s. That second is most of the 1.5 s target for the first cited line through a warm serve. The poll is made shorter by wrapping `Runs.next`, whose own code is left as it is; a
 runtime without it (another version, the PostgreSQL backend) is left alone.
 """
 

@@ -73,4 +73,4 @@ def serve_command(args) -> int:
                 f"threads kept in {config_path.parent / '.langgraph_api'}; Ctrl-C stops"),
                 (f"disambig serve: development server (langgraph dev, in memory): NO AUTHENTICATION, anyone who can "
                 f"reach {args.host}:{args.port} can read and run every thread; it binds to 127.0.0.1 unless --host "
-                f"says otherwise. For production use --backend postgres (README: Deployment).")])
+                f"says otherwise. For several users use --backend postgres (docs: how-to/multi-user-deployment.md).")])

@@ -1,4 +1,4 @@
-"""Rule-based augmentation of clear queries into unclear ones (seed 002, appendix C).
+"""Rule-based augmentation of clear queries into unclear ones (the query-rewrite paper, appendix C).
 
 Real logs hold few ambiguous queries, so the paper synthesizes more from clear ones:
 1. `omit_details`: cut "the X of ..." after "the X" ("What is the name of my dataset?" ->

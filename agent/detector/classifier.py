@@ -1,6 +1,6 @@
 """The ambiguity detector: is this conversational query clear enough to answer as it stands?
 
-Seed 002's NLU component: a sentence embedding of the query plus three robust-scaled numeric
+The query-rewrite paper's NLU component: a sentence embedding of the query plus three robust-scaled numeric
 features (length, referential words, Coleman-Liau) go into a linear classifier trained with
 class balancing; the lexical rule then turns a "clear" into "ambiguous" when the query names
 an identifier without saying what kind of object it is.

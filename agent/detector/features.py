@@ -1,4 +1,4 @@
-"""Hand-made signals of an unclear conversational query (seed 002, section 3.3).
+"""Hand-made signals of an unclear conversational query (the query-rewrite paper, section 3.3).
 
 Pragmatic ambiguity shows up as referential words ("How many of them?"), syntactic ambiguity
 as short or broken queries ("segment?"), both visible in the three numeric features below.

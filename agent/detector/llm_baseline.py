@@ -1,6 +1,6 @@
 """The LLM-prompted baseline detector: a few-shot prompt answering CLEAR or VAGUE.
 
-Seed 002 reports that prompted LLMs call too many clear queries ambiguous; this baseline
+The query-rewrite paper reports that prompted LLMs call too many clear queries ambiguous; this baseline
 exists to measure that against the trained classifier on the same held-out queries.
 """
 

@@ -1,6 +1,6 @@
 """Optional metrics that need another model; computed only when that model is given.
 
-- With a judge model: VERDICT's grounded precision, grounded recall and G-F1 (seed 000,
+- With a judge model: VERDICT's grounded precision, grounded recall and G-F1 (the VERDICT paper,
   appendix A), the judge deciding support (prompt `judge_grounding`) and coverage of reference
   readings (prompt `judge_match`).
 - With a SQuAD-2 extractive QA model directory: ASQA's Disambig-F1 and DR.

@@ -244,8 +244,7 @@ def get_chat_model(context: Context) -> BaseChatModel:
 # reply's own earlier fields, so it pushed the model off the copies a grounded answer is made of.
 # With it on, the answer sentence that restates an interpretation's copied words glued or broke
 # them ("FionaMarsh", "30minutes", "120, 500 kilometres") or was cut ("chaired by Chief Financial
-# Officer"), and a window of the last 64 tokens did not help (README: "Cost and speed", and
-# "Stop 53" under issue 29). Runaway replies are bounded by the per-call completion caps and the
+# Officer"), and a window of the last 64 tokens did not help. Runaway replies are bounded by the per-call completion caps and the
 # grammar's maxItems, and checked in code.
 SAMPLING_OPTIONS = {"dry_multiplier": 0.0}
 

@@ -40,7 +40,7 @@ BATCH = 256  # passages embedded and committed together (bigger batches pad less
 # little, so an approximate search differs too: on the wiki pool (7,390 passages), 238 AmbigNQ and
 # ASQA tune questions missed 23 to 27 of their 4,760 true top-20 neighbours at 100, a different
 # number in each process (one question's pool, and with it the gate's retraining, varied between
-# runs); at 400, 1 or 2, for 3.1 ms a query instead of 2.8 (stop 51).
+# runs); at 400, 1 or 2, for 3.1 ms a query instead of 2.8.
 EF_SEARCH = 400
 
 

@@ -1,4 +1,4 @@
-"""The PostgreSQL index's tables (the README's deployment section prints the same DDL).
+"""The PostgreSQL index's tables (docs/how-to/postgresql-index.md describes them).
 
 - `disambig_passages`: one row per passage with its document, content hash, token count (BM25's
   document length) and its vector in a pgvector column with an HNSW index (cosine).

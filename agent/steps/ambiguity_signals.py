@@ -2,8 +2,8 @@
 `auto` uses to choose between answering directly and running an ambiguity method.
 
 Signals (all free: one query embedding, the indexed passage vectors, a logistic detector):
-- `detector`: the shipped query-only detector's probability (seed 002), wording alone;
-- `separability`, `variance`: ADF's coherence of the retrieved passages (seed 003);
+- `detector`: the shipped query-only detector's probability (the query-rewrite paper's), wording alone;
+- `separability`, `variance`: ADF's coherence of the retrieved passages (the ADF paper);
 - `focus`: how much closer the best passage is to the question than the rest (top-1 cosine
   minus the mean cosine of the detection passages): a specific question has one passage that
   fits it clearly better; an ambiguous one fits several groups about equally;

@@ -1,4 +1,4 @@
-"""Semantic coherence of a retrieval set (seed 003, section 4.2-4.3), as plain numpy/sklearn.
+"""Semantic coherence of a retrieval set (the ADF paper, sections 4.2-4.3), as plain numpy/sklearn.
 
 The ADF gate looks at the geometry of the passages retrieved for a question rather than at
 the question's wording: passages about one topic sit close together, passages about two or

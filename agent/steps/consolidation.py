@@ -1,4 +1,4 @@
-"""Consolidating feedback (seed 000, §4.2): cluster the extracted (interpretation, answer)
+"""Consolidating feedback (the VERDICT paper, §4.2): cluster the extracted (interpretation, answer)
 pairs, keep one medoid per cluster, and merge the citations of every pair in its cluster.
 
 Pairs agreed on by several passages form dense clusters; a pair that no other passage

@@ -1,4 +1,4 @@
-"""Diversify-then-verify steps that DIVA and the DtV baseline share (seed 001; seed 000 §3.2).
+"""Diversify-then-verify steps that DIVA and the DtV baseline share (the DIVA paper; the VERDICT paper §3.2).
 
 Pseudo-interpretations are inferred by the model alone; every one of them (plus, for DIVA,
 the question) retrieves top-K candidates; candidates are re-scored by their mean cosine to
@@ -148,7 +148,7 @@ def targets(state: dict) -> list[str]:
 
 def diversified_scores(passage_vectors: np.ndarray, interpretation_vectors: np.ndarray) -> np.ndarray:
     """S(p) = mean over interpretations of cos(p, q): passages relevant to one noisy
-    interpretation only score low, passages relevant to all score high (seed 001, Eq. 5)."""
+    interpretation only score low, passages relevant to all score high (the DIVA paper, Eq. 5)."""
     passages = np.asarray(passage_vectors, dtype=np.float64)
     queries = np.asarray(interpretation_vectors, dtype=np.float64)
     passages = passages / np.maximum(np.linalg.norm(passages, axis=1, keepdims=True), 1e-12)

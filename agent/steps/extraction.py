@@ -1,4 +1,4 @@
-"""VERDICT's per-passage extraction (seed 000, Eq. 8): one passage, one call, one
+"""VERDICT's per-passage extraction (the VERDICT paper, Eq. 8): one passage, one call, one
 {interpretation, answer} pair or an abstention.
 
 Besides an explicit null, replies that break the prompt's rules count as abstentions: an

@@ -1,4 +1,4 @@
-"""Relaxed single retrieval, shared by VERDICT and its RAC baseline (seed 000, Eq. 6-7).
+"""Relaxed single retrieval, shared by VERDICT and its RAC baseline (the VERDICT paper, Eq. 6-7).
 
 One call rewrites the question into a broader search query, so that the one top-k retrieval
 (k=20) covers every reading of the question found in the corpus (a high-recall universe).

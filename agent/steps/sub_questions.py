@@ -1,4 +1,4 @@
-"""ADF's sub-questions and hypothetical documents (seed 003, steps 4 and 5).
+"""ADF's sub-questions and hypothetical documents (the ADF paper, steps 4 and 5).
 
 As published (`adf_calls=per_cluster`): one call per kept cluster writes the question asked about
 that cluster's subject, then one call per sub-question writes its HyDE passage, each round in
