@@ -107,7 +107,7 @@ def load_reader(path: str | None = None) -> Reader:
     (as the encoder's export is) when torch is installed; an explicit `path` that does not
     exist, or a build that cannot run, is the clear error."""
     target = Path(path) if path else reader_onnx_path()
-    if not target.is_file() and path is None:
+    if path is None:
         from agent.assembly.reader_build import ensure_built
 
         try:
@@ -128,9 +128,22 @@ def reader_probabilities(pairs: Sequence[tuple[str, str]] | Sequence[tuple[str, 
     wrote ..." tells the reader which sense the sentence is about."""
     if not pairs:
         return []
-    texts = [(p[0], segment(p[1], p[2] if len(p) > 2 else "")) for p in pairs]
-    logits = load_reader(path).logits(texts)
-    return (1.0 / (1.0 + np.exp(-logits.astype(np.float64)))).tolist()
+    texts = [(str(p[0]).strip(), segment(p[1], p[2] if len(p) > 2 else "").strip()) for p in pairs]
+    key = path or ""
+    missing = list(dict.fromkeys(t for t in texts if (key, t) not in _MEMO))
+    if missing:
+        logits = load_reader(path).logits(missing)
+        with _MEMO_LOCK:
+            if len(_MEMO) > MEMO_SIZE:
+                _MEMO.clear()
+            _MEMO.update({(key, t): float(1.0 / (1.0 + np.exp(-float(z)))) for t, z in zip(missing, logits)})
+    return [_MEMO[(key, t)] for t in texts]
+
+
+# the gate, the readings, the prose floor and the gap notes read one pool's sentences in turn
+MEMO_SIZE = 20000
+_MEMO: dict[tuple[str, tuple[str, str]], float] = {}
+_MEMO_LOCK = threading.Lock()
 
 
 def reader_threshold() -> float:
