@@ -53,9 +53,10 @@ def site_packages() -> Path:
 
 
 def _pick(files: list[Path], root: Path) -> list[Path]:
-    """At most PER_PACKAGE files per top folder (package), by name."""
+    """At most PER_PACKAGE files per top folder (package), by name; `all.html` (Node's API pages
+    concatenated into one) is left out, as the pages it repeats are in."""
     by_package: dict[str, list[Path]] = {}
-    for path in sorted(files):
+    for path in sorted(f for f in files if f.name != "all.html"):
         by_package.setdefault(path.relative_to(root).parts[0], []).append(path)
     return [path for group in by_package.values() for path in group[:PER_PACKAGE]]
 

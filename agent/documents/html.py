@@ -22,6 +22,7 @@ BLOCKS = {"p", "div", "section", "article", "main", "body", "blockquote", "li", 
           "td", "th", "center", "address", "details", "summary", "caption", "html"} | set(HEADINGS) | set(LISTS) \
     | {"pre", "table"}
 SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([,.;:!?)\]])")
+PERMALINK = re.compile(r"(\s*[#¶§]\s*)+$")  # the anchor a generated page puts after each heading
 BULLET = re.compile(r"^(?:[-*•◦▪‣·]\s+)")
 DROP_XPATH = "|".join(f"//{name}" for name in DROPPED) + "|" + "|".join(
     f"//*[@role='{role}']" for role in DROPPED_ROLES) + "|//comment()|//processing-instruction()"
@@ -39,7 +40,7 @@ def parse(raw: bytes, fallback_title: str) -> Structure:
         document = html.document_fromstring(raw)
     except (etree.ParserError, ValueError) as error:
         raise Unreadable(f"not a readable HTML page ({error})" + looks_like(raw)) from None
-    page_title = _clean(document.findtext(".//title") or "")
+    page_title = PERMALINK.sub("", _clean(document.findtext(".//title") or ""))
     for element in document.xpath(DROP_XPATH):
         if element.getparent() is not None:
             element.drop_tree()
@@ -68,7 +69,7 @@ def _walk(element, builder: SectionBuilder) -> None:
             continue
         flush()
         if name in HEADINGS:
-            builder.heading(HEADINGS[name], _words(child))
+            builder.heading(HEADINGS[name], PERMALINK.sub("", _words(child)))
         elif name == "pre":
             builder.add("code", child.text_content(), _language(child))
         elif name == "table":

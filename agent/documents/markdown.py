@@ -1,6 +1,7 @@
 """Markdown by its structure (markdown-it-py, CommonMark with tables): headings become the
 section path, fenced and indented code and tables become blocks of their own, lists keep their
-items, and inline markup (emphasis, links, inline code marks, HTML) is reduced to its text."""
+items, and inline markup (emphasis, links, inline code marks, HTML, MyST roles) is reduced to its
+text; a MyST admonition fence (```{note}) is read as the prose it holds."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ from agent.documents.text import decode
 SUFFIXES = (".md", ".markdown", ".mdown")
 FRONT_MATTER = re.compile(r"\A---\s*\n.*?\n(---|\.\.\.)\s*\n", re.S)
 TAGS = re.compile(r"<[^>]+>")
+# a MyST admonition written as a fence (```{note}): its content is prose; {code-block} stays code
+MYST_DIRECTIVE = re.compile(r"^\{(?!code|literalinclude|sourcecode)[a-z-]+\}")
+MYST_OPTION = re.compile(r"^:[\w-]+:.*$", re.M)
+MYST_ROLE = re.compile(r"\{[a-z][\w:-]*\}$")
 
 
 def _parser():
@@ -25,6 +30,8 @@ def inline_text(token) -> str:
     """The words of an inline token, without markup."""
     parts: list[str] = []
     for child in token.children or []:
+        if child.type == "code_inline" and parts:  # a MyST role: {file}`setup.py` reads as setup.py
+            parts[-1] = MYST_ROLE.sub("", parts[-1])
         if child.type in ("text", "code_inline"):
             parts.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
@@ -37,16 +44,23 @@ def inline_text(token) -> str:
 
 
 def parse(text: str, fallback_title: str) -> Structure:
-    tokens = _parser().parse(FRONT_MATTER.sub("", text, count=1))
     builder = SectionBuilder()
+    _emit(_parser().parse(FRONT_MATTER.sub("", text, count=1)), builder)
+    return builder.structure(fallback_title)
+
+
+def _emit(tokens, builder: SectionBuilder) -> None:
     index = 0
     while index < len(tokens):
         token = tokens[index]
         if token.type == "heading_open":
             builder.heading(int(token.tag[1]), inline_text(tokens[index + 1]))
             index += 3
+        elif token.type == "fence" and MYST_DIRECTIVE.match(token.info or ""):
+            _emit(_parser().parse(MYST_OPTION.sub("", token.content)), builder)  # {note}, {warning}: prose
+            index += 1
         elif token.type in ("fence", "code_block"):
-            builder.add("code", token.content, (token.info or "").split(" ")[0])
+            builder.add("code", token.content, (token.info or "").split(" ")[0].strip("{}"))
             index += 1
         elif token.type in ("bullet_list_open", "ordered_list_open"):
             end = _closing(tokens, index)
@@ -64,7 +78,6 @@ def parse(text: str, fallback_title: str) -> Structure:
             index += 1
         else:  # blockquote and hr open/close: their paragraphs come through on their own
             index += 1
-    return builder.structure(fallback_title)
 
 
 def _closing(tokens, start: int) -> int:
