@@ -61,9 +61,16 @@ def cmd_ingest(args) -> int:
     started = time.perf_counter()
     # the bar counts files as they are read (documents stream through, nothing is read first)
     with tqdm(total=input_count(paths), unit="file", desc="ingest", file=sys.stderr, disable=args.quiet) as bar:
-        report.on_file = lambda read: (bar.set_postfix(pages=read.pages, refresh=False), bar.update(1))
-        counts = ingest(store, read_documents(paths, report),
-                        chunking=(args.chunk_tokens, args.chunk_overlap), sync=sync, keep=report.problem_files)
+        done = {"embedded": 0}  # files are read ahead of the embedding: the postfix shows both
+
+        def show(embedded: int = 0, advance: int = 0) -> None:
+            done["embedded"] += embedded
+            bar.set_postfix(pages=report.pages, embedded=done["embedded"], refresh=not advance)
+            bar.update(advance)
+
+        report.on_file = lambda read: show(advance=1)
+        counts = ingest(store, read_documents(paths, report), chunking=(args.chunk_tokens, args.chunk_overlap),
+                        sync=sync, keep=report.problem_files, embedded=show)
     seconds = time.perf_counter() - started
     for problem in report.problems:
         print(f"skipped {problem}", file=sys.stderr)

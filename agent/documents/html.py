@@ -1,5 +1,5 @@
-"""HTML pages by their structure (lxml): navigation, scripts, styles, headers, footers,
-sidebars and forms are dropped; the main content (`<main>`, role=main or `<article>`, else the
+"""HTML pages by their structure (lxml): navigation (by element, role or a generator's class),
+scripts, styles, headers, footers, sidebars and forms are dropped; the main content (`<main>`, role=main or `<article>`, else the
 body) is walked for headings, paragraphs, lists, code (`<pre>`) and tables. The bytes go to
 lxml as they are, so a page's declared encoding is honoured."""
 
@@ -24,8 +24,13 @@ BLOCKS = {"p", "div", "section", "article", "main", "body", "blockquote", "li", 
 SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([,.;:!?)\]])")
 PERMALINK = re.compile(r"(\s*[#¶§]\s*)+$")  # the anchor a generated page puts after each heading
 BULLET = re.compile(r"^(?:[-*•◦▪‣·]\s+)")
+# navigation that generators write as classes (DocBook's navheader, texinfo's nav-panel, ...)
+DROPPED_CLASSES = ("nav", "navheader", "navfooter", "nav-panel", "navigation", "navbar", "sidebar", "breadcrumb",
+                   "breadcrumbs", "header", "footer", "headerlink")
 DROP_XPATH = "|".join(f"//{name}" for name in DROPPED) + "|" + "|".join(
-    f"//*[@role='{role}']" for role in DROPPED_ROLES) + "|//comment()|//processing-instruction()"
+    f"//*[@role='{role}']" for role in DROPPED_ROLES) + "|" + "|".join(
+    f"//*[contains(concat(' ', normalize-space(@class), ' '), ' {name} ')]" for name in DROPPED_CLASSES) \
+    + "|//comment()|//processing-instruction()"
 
 
 def _clean(text: str) -> str:
@@ -98,8 +103,8 @@ def _table(element) -> str:
     rows = []
     for row in element.xpath(".//tr"):
         cells = [_words(cell) for cell in row.xpath("./th|./td")]
-        if any(cells):
-            rows.append(" | ".join(cells))
+        if any(cells):  # a layout row's empty edge cells would start the line with a bare '|'
+            rows.append(" | ".join(cells).strip(" |"))
     return "\n".join(rows)
 
 

@@ -16,6 +16,7 @@ FRONT_MATTER = re.compile(r"\A---\s*\n.*?\n(---|\.\.\.)\s*\n", re.S)
 TAGS = re.compile(r"<[^>]+>")
 # a MyST admonition written as a fence (```{note}): its content is prose; {code-block} stays code
 MYST_DIRECTIVE = re.compile(r"^\{(?!code|literalinclude|sourcecode)[a-z-]+\}")
+MYST_TARGET = re.compile(r"^\([^()]+\)=$")  # (label)=, a cross-reference target line
 MYST_OPTION = re.compile(r"^:[\w-]+:.*$", re.M)
 MYST_ROLE = re.compile(r"\{[a-z][\w:-]*\}$")
 
@@ -71,7 +72,8 @@ def _emit(tokens, builder: SectionBuilder) -> None:
             builder.add("table", _table(tokens[index:end + 1]))
             index = end + 1
         elif token.type == "paragraph_open":
-            builder.add("text", inline_text(tokens[index + 1]))
+            text = inline_text(tokens[index + 1])
+            builder.add("text", "" if MYST_TARGET.match(text) else text)
             index += 3
         elif token.type == "html_block":
             builder.add("text", " ".join(TAGS.sub(" ", token.content).split()))

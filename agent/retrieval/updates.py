@@ -62,12 +62,14 @@ def _pending(items: Iterable, chunking: tuple[int, int]) -> Iterator[_Pending]:
 def ingest(
     store, items: Iterable, progress: Callable[[int], None] | None = None,
     chunking: tuple[int, int] = (200, 40), sync: list[str] | None = None, keep: set[str] | None = None,
+    embedded: Callable[[int], None] | None = None,
 ) -> dict[str, int]:
     """Bring the index in line with the documents (or passages) given.
 
     `progress` is called with the input bytes (Documents) or passages handled. `sync` roots:
     afterwards, delete the documents read earlier from files at or below them that this run
-    did not see, except those from files in `keep` (files with skipped parts)."""
+    did not see, except those from files in `keep` (files with skipped parts). `embedded` is
+    called with the passages embedded by each batch written, so a long write shows its progress."""
     chunk_text("probe", *chunking)  # refuse bad settings before touching the index
     counts = dict.fromkeys(("documents_added", "documents_updated", "documents_unchanged", "documents_deleted",
                             "embedded", "removed"), 0)
@@ -81,9 +83,9 @@ def ingest(
             seen.add(pending.id)
             block.append(pending)
             if len(block) >= LOOKUP:
-                _apply(store, block, counts, progress)
+                _apply(store, block, counts, progress, embedded)
         if block:
-            _apply(store, block, counts, progress)
+            _apply(store, block, counts, progress, embedded)
         if sync:
             gone = sorted({doc_id for root in sync for doc_id in store.documents_under(str(Path(root).resolve()))}
                           - seen - _kept(store, keep or set()))
@@ -100,7 +102,7 @@ def _kept(store, files: set[str]) -> set[str]:
     return {doc_id for path in files for doc_id in store.documents_under(path)}
 
 
-def _apply(store, block: list[_Pending], counts: dict, progress) -> None:
+def _apply(store, block: list[_Pending], counts: dict, progress, embedded=None) -> None:
     """Compare a block of documents with the index and write the changed ones in batches."""
     known = store.documents([p.id for p in block])
     moved, batch, batch_size = [], [], 0
@@ -114,6 +116,8 @@ def _apply(store, block: list[_Pending], counts: dict, progress) -> None:
             for doc_id in result["changed"]:
                 counts["documents_updated" if doc_id in known else "documents_added"] += 1
             counts["documents_unchanged"] += len(batch) - len(result["changed"])
+            if embedded:
+                embedded(result["embedded"])
             batch.clear()
             batch_size = 0
 
