@@ -153,3 +153,12 @@ def user_facing_texts() -> list[tuple[str, str]]:
 def test_no_work_history_or_machine_paths_in_what_users_read():
     found = [(where, match.group(0)) for where, text in user_facing_texts() for match in WORK_HISTORY.finditer(text)]
     assert not found, found
+
+
+def test_the_readme_is_short_and_runs_the_ci_test_command():
+    """The README is for the person who arrives (the docs hold the rest), and its test command is
+    exactly what CI runs."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 200
+    assert "```bash\nmake test\n```" in readme
+    assert (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1] == "make test"
