@@ -53,16 +53,21 @@ def cli_markdown() -> str:
     for name, (sub, help_) in commands.items():
         usage = sub.format_usage().replace("usage: ", "").strip()
         out += ["", f"## disambig {name}", "", help_[:1].upper() + help_[1:] + ".", "", "```text", usage, "```", "",
-                "| argument | default | choices | help |", "|---|---|---|---|"]
+                "| argument | what it does |", "|---|---|"]
         for action in sub._actions:
             if isinstance(action, argparse._HelpAction):
                 continue
             names = ", ".join(action.option_strings) or (action.metavar or action.dest)
             if action.option_strings and action.nargs != 0:
                 names += f" {action.metavar or action.dest.upper()}"
-            choices = ", ".join(map(str, action.choices)) if action.choices else ""
-            repeat = " (repeatable)" if isinstance(action, argparse._AppendAction) else ""
-            out.append(f"| `{names}` | {_default(action)} | {cell(choices)} | {cell((action.help or '') + repeat)} |")
+            help_text = action.help or ""
+            notes = [f"default {_default(action)}"] if _default(action) and "default" not in help_text else []
+            if action.choices:
+                notes.append("one of: " + ", ".join(f"`{c}`" for c in action.choices))
+            if isinstance(action, argparse._AppendAction) and "repeatable" not in help_text:
+                notes.append("repeatable")
+            text = help_text + (f" ({'; '.join(notes)})" if notes else "")
+            out.append(f"| `{names}` | {cell(text)} |")
     return "\n".join(out) + "\n"
 
 
