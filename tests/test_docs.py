@@ -162,3 +162,10 @@ def test_the_readme_is_short_and_runs_the_ci_test_command():
     assert len(readme.splitlines()) <= 200
     assert "```bash\nmake test\n```" in readme
     assert (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1] == "make test"
+
+
+def test_the_readmes_links_point_to_files_in_the_repository():
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", (ROOT / "README.md").read_text())
+    local = [link for link in links if not link.startswith(("http://", "https://"))]
+    assert len(local) >= 10
+    assert [link for link in local if not (ROOT / link).exists()] == []
