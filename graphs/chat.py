@@ -1,8 +1,12 @@
 """Streaming chat with human clarification: the conversational product on a checkpointer thread.
 
-read_message -> classify_ambiguity -> [rewrite_query] -> run_method -> (several grounded
-interpretations and `clarify` on) ask_clarification -> synthesize_answer on the chosen one,
-or deliver_answer for "all of them"; otherwise the method's answer ends the turn.
+read_message -> classify_ambiguity -> [rewrite_query] -> run_method -> (several grounded senses
+and `clarify_policy` says asking pays, agent/steps/clarify_policy.py) ask_clarification ->
+answer_chosen (the method's cited sentences on the chosen sense, no model call; or with
+`focus_answer=model`, synthesize_answer on its passages), deliver_answer for "all of them", or
+run_method again on the person's own words when they reply "none of these" and restate what
+they meant; otherwise the method's answer ends the turn. The decision to ask or not, and why,
+is `decision.clarify`.
 
 A thread waiting at a clarification is answered by `Command(resume=choice)`, or by a new
 message (chat UIs such as agent-chat-ui send the reply as a fresh run): read_message then goes
@@ -13,8 +17,8 @@ registered one (`downstream`), run as a subgraph. `ask_clarification` makes no m
 it re-runs when the thread is resumed with `Command(resume=choice)`.
 
 Streaming: custom events only. Every node sends {"event": "stage"}; answer tokens arrive as
-{"event": "token"}. With `clarify` on, the method's tokens are held back until it is known
-whether the user will be asked (then they are dropped, and the focused answer streams).
+{"event": "token"}. Unless `clarify_policy` is never, the method's tokens are held back until it
+is known whether the user will be asked (then they are dropped, and the focused answer streams).
 """
 
 from __future__ import annotations
@@ -30,14 +34,19 @@ from langgraph.types import interrupt
 from typing_extensions import NotRequired, TypedDict
 
 from agent.steps.clarify import (
+    MAX_OPTIONS,
+    chosen_answer,
     clarification_options,
     clarification_request,
     clarification_text,
     focus_guidance,
     focus_passages,
-    needs_clarification,
+    reply_value,
     resolve_choice,
+    restated_intent,
+    sense_matcher,
 )
+from agent.steps.clarify_policy import ClarifyPolicy, decide, policy_signals
 from agent.errors import InputError
 from agent.steps.nodes import synthesize_answer
 from agent.state import OutputState, message_text, starts_turn
@@ -63,13 +72,27 @@ class ChatContext(RewriteContext):
     downstream: Literal[ANSWERING_METHODS] = field(  # type: ignore[valid-type]
         default="auto", metadata={"description": "Method that answers each (rewritten) message"},
     )
-    clarify: bool = field(
-        default=True,
-        metadata={"description": "Ask which meaning was intended when the method finds several grounded "
-                                 "interpretations (off: the answer covers them all)"},
+    budget: Literal["instant", "fast", "thorough"] = field(default="fast", metadata={
+        "description": "What auto may spend when it answers: instant (cited sentences, no model call), fast (one "
+                       "call) or thorough (see the auto graph)"})
+    clarify_policy: ClarifyPolicy = field(
+        default="gated",
+        metadata={"description": "When to ask which meaning was intended: never (the answer covers every sense), "
+                                 "always (whenever two or more grounded senses are found), gated (two or more senses "
+                                 "and the gate's ambiguity probability >= clarify_threshold; chosen on the tune splits)"},
     )
-    min_options: int = field(default=2, metadata={"description": "Grounded interpretations needed before asking"})
-    max_options: int = field(default=6, metadata={"description": "Options offered at most"})
+    clarify_threshold: float = field(default=0.5, metadata={
+        "description": "gated policy: the gate probability from which asking pays (chosen on the tune splits)"})
+    max_clarifications: int = field(default=2, metadata={
+        "description": "Clarifications asked at most in one turn (a reply of 'none of these' may lead to another)"})
+    focus_answer: Literal["cited", "model"] = field(default="cited", metadata={
+        "description": "After a choice: the method's cited sentences on the chosen sense, no model call (cited), "
+                       "or a new answer written by the model from its passages (model)"})
+    sense_merge: float = field(default=0.5, metadata={
+        "description": "Cosine between two options' passages from which the later is a sub-topic of the earlier's "
+                       "sense and folds into it (1: never; 0.5 chosen on the demo tune split with `disambig eval --simulate-user`)"})
+    min_options: int = field(default=2, metadata={"description": "Grounded senses needed before asking"})
+    max_options: int = field(default=MAX_OPTIONS, metadata={"description": "Senses offered at most, beside 'all of them'"})
 
 
 class ChatInput(TypedDict):
@@ -80,8 +103,10 @@ class ChatInput(TypedDict):
 
 
 class ChatState(RewriteState, total=False):
-    options: list[dict]  # grounded interpretations offered to the user; non-empty while waiting for a choice
+    options: list[dict]  # grounded senses offered to the user; non-empty while waiting for a choice
     reply: str | None  # a new message that answers the waiting clarification
+    asks: int  # clarifications asked in this turn
+    chosen: dict | None  # the option the user chose
 
 
 @tracked
@@ -102,7 +127,7 @@ def read_message(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
         raise InputError("send a question, or a human message at the end of messages")
     if state.get("options"):  # the turn that asked goes on: keep what it decided
         return {"reply": text, "question": original, "messages": said, "decision": dict(state.get("decision") or {})}
-    return {"question": text} if text != question else {}
+    return {"asks": 0, "chosen": None, **({"question": text} if text != question else {})}
 
 
 def route_after_read_message(state: ChatState) -> Literal["ask_clarification", "classify_ambiguity"]:
@@ -116,14 +141,24 @@ def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     if context.downstream not in ANSWERING_METHODS:
         raise InputError(f"chat cannot answer with {context.downstream!r}; choose one of {', '.join(ANSWERING_METHODS)}")
     messages = list(state.get("messages") or [])
-    run = compose.run_method(context.downstream, state["query"], messages, context, hold_tokens=context.clarify)
+    holding = context.clarify_policy != "never"
+    run = compose.run_method(context.downstream, state["query"], messages, context, hold_tokens=holding)
     interpretations = run.result.get("interpretations") or []
-    options = clarification_options(interpretations, context.max_options)
-    asking = context.clarify and needs_clarification(options, context.min_options)
+    passages = run.result.get("passages") or []
+    options = clarification_options(interpretations, context.max_options, passages,
+                                    sense_matcher(context, passages, context.sense_merge))
+    signals = policy_signals(options if len(options) >= context.min_options else options[:1],
+                             run.result.get("decision"))
+    verdict = decide(context.clarify_policy, signals, asked=state.get("asks") or 0,
+                     max_asks=context.max_clarifications, threshold=context.clarify_threshold)
+    asking = verdict["ask"]
     emit({"event": "interpretations_found", "count": len(interpretations), "grounded": len(options),
-          "questions": [item["question"] for item in interpretations], "asking": asking})
-    update = compose.method_update(run, state["query"], messages, clarify=asking)
+          "questions": [item["question"] for item in interpretations], "asking": asking, "reason": verdict["reason"]})
+    earlier = (state.get("decision") or {}).get("restated")
+    update = compose.method_update(run, state["query"], messages, clarify=verdict,
+                                   **({"restated": earlier} if earlier else {}))
     update["options"] = options if asking else []
+    update["asks"] = (state.get("asks") or 0) + int(asking)
     if asking:
         update["messages"] = [AIMessage(clarification_text(options))]  # the answer comes after the choice
     else:
@@ -146,27 +181,59 @@ def ask_clarification(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
         recorded = pending is not None  # a reply sent as a message is in `messages` already
         reply = pending if recorded else interrupt(clarification_request(state["query"], options, error))
         pending = None
+        restated = restated_intent(reply)
+        if restated == "":
+            error = "say in a few words what you meant, after 'none of these'"
+            continue
+        if restated:  # none of the options: answer the person's own words instead
+            said = [] if recorded else [HumanMessage(str(reply_value(reply)))]
+            return {"options": [], "reply": None, "messages": said, "query": restated,
+                    "decision": {"choice": "none", "restated": restated}}
         try:
             chosen = resolve_choice(reply, options)
         except InputError as problem:
             error = str(problem)
             continue
-        said = [] if recorded else [HumanMessage(chosen["question"] if chosen else "All of them")]
+        said = [] if recorded else [HumanMessage(chosen["label"] if chosen else "All of them")]
         done = {"options": [], "reply": None, "messages": said}
         if chosen is None:
             return {**done, "decision": {"choice": "all"}}
         emit({"event": "chosen", "option": chosen})
         return {
-            **done,
-            "decision": {"choice": chosen["option"], "chosen_question": chosen["question"]},
+            **done, "chosen": chosen,
+            "decision": {"choice": chosen["option"], "chosen_question": chosen["question"], "chosen_label": chosen["label"],
+                         "focus_answer": runtime.context.focus_answer},
             "guidance": focus_guidance(chosen),
-            "passages": focus_passages(chosen, state.get("passages") or []),
         }
     return {"options": [], "reply": None, "decision": {"choice": "all", "choice_error": error}}
 
 
-def route_after_ask_clarification(state: ChatState) -> Literal["synthesize_answer", "deliver_answer"]:
-    return "deliver_answer" if state["decision"].get("choice") == "all" else "synthesize_answer"
+def route_after_ask_clarification(
+    state: ChatState,
+) -> Literal["answer_chosen", "synthesize_answer", "deliver_answer", "run_method"]:
+    choice = state["decision"].get("choice")
+    if choice == "none":
+        return "run_method"
+    if choice == "all":
+        return "deliver_answer"
+    return "synthesize_answer" if state["decision"].get("focus_answer") == "model" else "answer_chosen"
+
+
+@tracked
+def answer_chosen(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
+    """The chosen sense's part of the method's answer: its cited sentences (or its cited passage
+    sentence), streamed at once. No model call: the answer was written before asking."""
+    chosen = state["chosen"]
+    answer, interpretations = chosen_answer(chosen, state.get("answer") or "", state.get("interpretations") or [],
+                                            state.get("passages") or [])
+    emit({"event": "token", "text": answer})
+    return {"answer": answer, "interpretations": interpretations, "messages": [AIMessage(answer)]}
+
+
+@tracked
+def focus_passages_on_choice(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
+    """`focus_answer=model`: the model answers from the chosen sense's passages only."""
+    return {"passages": focus_passages(state["chosen"], state.get("passages") or [])}
 
 
 @tracked
@@ -182,6 +249,8 @@ builder.add_node("classify_ambiguity", classify_ambiguity)
 builder.add_node("rewrite_query", rewrite_query)
 builder.add_node("run_method", run_method)
 builder.add_node("ask_clarification", ask_clarification)
+builder.add_node("answer_chosen", answer_chosen)
+builder.add_node("focus_passages_on_choice", focus_passages_on_choice)
 builder.add_node("synthesize_answer", synthesize_answer)
 builder.add_node("deliver_answer", deliver_answer)
 builder.add_edge(START, "read_message")
@@ -190,7 +259,11 @@ builder.add_conditional_edges("classify_ambiguity", route_after_classify_ambigui
                               {"rewrite_query": "rewrite_query", "run_downstream": "run_method"})
 builder.add_edge("rewrite_query", "run_method")
 builder.add_conditional_edges("run_method", route_after_run_method)
-builder.add_conditional_edges("ask_clarification", route_after_ask_clarification)
+builder.add_conditional_edges("ask_clarification", route_after_ask_clarification,
+                              {"answer_chosen": "answer_chosen", "synthesize_answer": "focus_passages_on_choice",
+                               "deliver_answer": "deliver_answer", "run_method": "run_method"})
+builder.add_edge("focus_passages_on_choice", "synthesize_answer")
+builder.add_edge("answer_chosen", END)
 builder.add_edge("synthesize_answer", END)
 builder.add_edge("deliver_answer", END)
 

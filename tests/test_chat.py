@@ -20,9 +20,10 @@ FOCUSED_ANSWER = json.loads(FOCUSED)["answer"]
 @pytest.fixture
 def settings(scripted, demo_index):
     scripted.rules.extend(chat_rules())
-    # these tests are about the chat flow: vanilla answers (its route and replies are known);
-    # test_auto_is_the_default_downstream covers the default
-    return {"model": "scripted", "index_dir": demo_index, "downstream": "vanilla"}
+    # these tests are about the chat flow: vanilla answers (its route and replies are known), and
+    # the model writes the answer after a choice; test_auto_is_the_default_downstream covers the
+    # default method, tests/test_clarification_policy.py the default answer after a choice
+    return {"model": "scripted", "index_dir": demo_index, "downstream": "vanilla", "focus_answer": "model"}
 
 
 @pytest.fixture
@@ -49,8 +50,8 @@ def test_several_grounded_meanings_pause_with_json_options_and_resume_focuses(se
     # the method's grounding check already dropped the games reading (it cites nothing)
     assert found["count"] == 2 and found["grounded"] == 2 and found["asking"] is True
     assert [m.type for m in session.messages()] == ["human", "ai"]  # the question asked, no answer yet
-    assert session.messages()[1].content.splitlines()[1:] == ["1. What is HP, the company? (Hewlett-Packard)",
-                                                              "2. What is hp, the unit? (horsepower)", "0. All of them"]
+    assert session.messages()[1].content.splitlines()[1:] == [f"1. {request['options'][0]['label']}: Hewlett-Packard",
+                                                              "2. Horsepower: horsepower", "0. All of them"]
     assert session.pending() == {k: v for k, v in request.items() if k != "event"}
 
     calls_before = len(scripted.calls)
@@ -63,11 +64,11 @@ def test_several_grounded_meanings_pause_with_json_options_and_resume_focuses(se
     assert [p["id"] for p in result["passages"]] == chosen["citations"]  # the focused answer sees its evidence only
     assert result["decision"]["chat"]["choice"] == 1 and result["decision"]["chat"]["chosen_question"] == chosen["question"]
     assert result["route"] == ["read_message", "classify_ambiguity", "run_method", "retrieve", "synthesize_answer",
-                               "ask_clarification", "synthesize_answer"]
+                               "ask_clarification", "focus_passages_on_choice", "synthesize_answer"]
     assert result["usage"]["llm_calls"] == 2 and "ask_clarification" in result["usage"]["nodes"]
     messages = session.messages()
     assert [type(m) for m in messages] == [HumanMessage, AIMessage, HumanMessage, AIMessage]
-    assert messages[2].content == chosen["question"] and messages[3].content == FOCUSED_ANSWER
+    assert messages[2].content == chosen["label"] and messages[3].content == FOCUSED_ANSWER
     assert session.pending() is None
 
 
@@ -133,11 +134,12 @@ def test_a_human_message_with_string_or_block_content_answers_the_waiting_questi
 
 
 def test_clarify_off_streams_the_answer_covering_every_meaning(settings, scripted):
-    session = ChatSession(InMemorySaver(), "t1", {**settings, "clarify": False})
+    session = ChatSession(InMemorySaver(), "t1", {**settings, "clarify_policy": "never"})
     events, tokens = drain(session.send("What is HP?"))
     result = events[-1]["result"]
     assert events[-1]["event"] == "result" and result["answer"] == HP_ANSWER == tokens
-    assert len(result["interpretations"]) == 2 and result["decision"]["chat"]["clarify"] is False
+    assert len(result["interpretations"]) == 2 and result["decision"]["chat"]["clarify"]["ask"] is False
+    assert result["decision"]["chat"]["clarify"]["reason"].startswith("clarify_policy=never")
     assert next(e for e in events if e["event"] == "interpretations_found")["asking"] is False
     assert [e["event"] for e in events].index("token") < [e["event"] for e in events].index("interpretations_found")
 
@@ -151,7 +153,7 @@ def test_one_meaning_answers_directly_even_with_clarify_on(session):
 def test_internal_calls_never_reach_the_token_or_messages_streams(settings):
     graph = builder.compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
-    context = chat_context({**settings, "clarify": False})
+    context = chat_context({**settings, "clarify_policy": "never"})
     tokens, streamed_messages = [], []
     for turn in ("What is a jaguar?", "What about the car?"):  # the second turn calls the rewriter
         for mode, chunk in graph.stream({"question": turn}, config, context=context,
@@ -184,7 +186,7 @@ def test_follow_up_is_rewritten_before_the_method_and_history_is_kept(session, s
 def test_studio_chat_input_of_messages_only(settings):
     graph = builder.compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
-    context = chat_context({**settings, "clarify": False, "rewrite_mode": "never"})
+    context = chat_context({**settings, "clarify_policy": "never", "rewrite_mode": "never"})
     graph.invoke({"messages": [HumanMessage("What is a jaguar?")]}, config, context=context)
     state = graph.invoke({"messages": [HumanMessage("What is HP?")]}, config, context=context)
     assert state["decision"]["original_query"] == "What is HP?" and state["answer"] == HP_ANSWER
@@ -194,7 +196,7 @@ def test_studio_chat_input_of_messages_only(settings):
 
 
 def test_downstream_method_is_configurable_and_keeps_its_own_defaults(settings, scripted):
-    session = ChatSession(InMemorySaver(), "t1", {**settings, "downstream": "rac", "clarify": False})
+    session = ChatSession(InMemorySaver(), "t1", {**settings, "downstream": "rac", "clarify_policy": "never"})
     events, _ = drain(session.send("What is HP?"))
     result = events[-1]["result"]
     assert result["decision"]["chat"]["downstream_route"] == ["relax_query", "retrieve", "synthesize_answer"]
@@ -229,7 +231,7 @@ def test_graph_is_exported_without_a_checkpointer():
 
 def test_an_explicit_k_reaches_the_method_even_when_it_equals_the_chat_default(settings, scripted):
     """`--k 5` is the chat's default value, but the user set it: RAC retrieves 5, not its own 20."""
-    session = ChatSession(InMemorySaver(), "t1", {**settings, "downstream": "rac", "clarify": False, "k": 5})
+    session = ChatSession(InMemorySaver(), "t1", {**settings, "downstream": "rac", "clarify_policy": "never", "k": 5})
     events, _ = drain(session.send("What is HP?"))
     assert len(events[-1]["result"]["passages"]) == 5
     assert method_context("verdict", chat_context({**settings, "k": 5})).k == 5

@@ -62,7 +62,7 @@ def test_all_means_every_interpretation(reply):
 def test_other_replies_are_input_errors_saying_what_to_send(reply, message):
     with pytest.raises(InputError, match=message) as error:
         resolve_choice(reply, clarification_options(INTERPRETATIONS))
-    assert "number from 1 to 2, or 0 for all" in str(error.value)
+    assert "number from 1 to 2, 0 for all of them" in str(error.value)
 
 
 def test_request_and_focus_helpers():
@@ -105,4 +105,4 @@ def test_request_offers_the_hitl_shape_agent_chat_ui_renders():
     assert action["name"] == review["action_name"] == "choose_interpretation" and action["args"] == {"choice": "all"}
     assert set(review["allowed_decisions"]) == {"approve", "edit", "reject"}
     assert action["description"].startswith("option 7 does not exist")
-    assert "1. What is Mercury, the planet? (the smallest planet)" in action["description"]
+    assert "1. What is Mercury, the planet?: the smallest planet" in action["description"]  # no passage: its question names it

@@ -153,7 +153,7 @@ def chat_settings(args) -> dict:
     from agent.app.index_flags import index_overrides
 
     flags = {**index_overrides(args, shared=True), "model": args.model, "retrieval_mode": args.mode,
-             "k": args.k, "downstream": args.method, "clarify": False if args.no_clarify else None}
+             "k": args.k, "downstream": args.method, "clarify_policy": "never" if args.no_clarify else None}
     settings.update({name: value for name, value in flags.items() if value is not None})
     return settings
 
@@ -178,7 +178,8 @@ def chat_command(args, read: Callable[[str], str] = input) -> int:
         terminal = Terminal(read, method=session.context.downstream)
         earlier = len(session.messages())
         print(f"disambig chat · thread {thread} ({earlier} earlier messages) · method {session.context.downstream} · "
-              f"clarify {'on' if session.context.clarify else 'off'} · {thread_store(args.db, url)}\n"
+              f"clarify {'off' if session.context.clarify_policy == 'never' else session.context.clarify_policy} · "
+              f"{thread_store(args.db, url)}\n"
               f"Type a question; /quit to leave. Continue later with --thread {thread}.", file=terminal.err)
         try:
             if session.pending():

@@ -114,6 +114,14 @@ def chat_context(settings: dict[str, Any] | None = None):
     return context
 
 
+def parse_chat_settings(pairs: list[str]) -> dict[str, Any]:
+    """`NAME=VALUE` pairs of chat settings (clarify_policy=..., downstream=...), cast to their types."""
+    from agent.app.settings import parse_settings
+    from graphs.chat import ChatContext
+
+    return parse_settings(pairs, ChatContext)
+
+
 def detector_event(update: dict) -> dict:
     """The rewrite gate's verdict, from the update of its `classify_ambiguity` node."""
     decision = update.get("decision")

@@ -9,7 +9,8 @@ import json
 def add_eval_parser(commands) -> argparse.ArgumentParser:
     """Register the `eval` subcommand on the CLI's subparsers."""
     sub = commands.add_parser("eval", help="run methods over a dataset and score them (offline)")
-    sub.add_argument("--dataset", required=True, choices=["asqa", "ambignq", "condambigqa", "msmarco", "jsonl"])
+    sub.add_argument("--dataset", required=True, choices=["asqa", "ambignq", "condambigqa", "msmarco", "jsonl", "fixture"],
+                     help="fixture: the project's labelled questions (agent/data/demo_questions.json, heldout_questions.json)")
     sub.add_argument("--data", required=True, metavar="PATH", help="the dataset file")
     sub.add_argument("--ids", metavar="FILE", help="only these question ids (one a line)")
     sub.add_argument("--limit", type=int, help="at most this many questions")
@@ -36,6 +37,9 @@ def add_eval_parser(commands) -> argparse.ArgumentParser:
                      help="fixed: each question's given passages replace retrieval (auto when the dataset has them)")
     sub.add_argument("--judge-model", help="judge for grounded precision/recall/G-F1 (off unless given)")
     sub.add_argument("--qa-model", metavar="DIR", help="local SQuAD-2 QA model for Disambig-F1 and DR (off unless given)")
+    sub.add_argument("--simulate-user", action="store_true",
+                     help="run whole chat conversations (each method answering the chat) with a scripted simulated user "
+                          "holding one labelled sense (drawn with --seed); --set applies to the chat (clarify_policy=...)")
     sub.add_argument("--quiet", action="store_true", help="no progress bar")
     sub.add_argument("--json", action="store_true", help="print summary.json instead of the table")
     sub.set_defaults(run=cmd_eval)
@@ -63,9 +67,14 @@ def cmd_eval(args) -> int:
         retrieval_mode=args.mode, k=args.k, settings=settings, profile=args.profile, concurrency=args.concurrency,
         cache=args.cache, universe=args.universe,
         judge_model=args.judge_model, qa_model=args.qa_model, progress=not args.quiet,
+        simulate_user=args.simulate_user,
     )
     summary = run_eval(config)
     print(json.dumps(summary, indent=2, default=str) if args.json else markdown_table(summary))
+    if args.simulate_user and not args.json:
+        from agent.evaluation.conversations import conversation_table
+
+        print("Simulated conversations:\n\n" + conversation_table(summary))
     if not args.json:
         print(f"reports in {args.out}: predictions.jsonl, summary.json, summary.md"
               + "".join(f", {p.rsplit('/', 1)[-1]}" for p in summary.get("plots", {}).values()))

@@ -28,6 +28,7 @@ class Example:
     gold_passage_ids: list[str] = field(default_factory=list)
     ambiguous: bool | None = None
     passages: list[dict] | None = None  # the fixed universe, when the dataset gives one
+    passage_senses: dict[str, str] | None = None  # passage id -> "topic/sense", when the corpus labels them
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -168,7 +169,41 @@ def load_jsonl(path: str | Path) -> list[Example]:
     return examples
 
 
+def load_fixture(path: str | Path) -> list[Example]:
+    """The project's labelled fixtures (`agent/data/demo_questions.json`, the test-only
+    `heldout_questions.json`, the tune fixture): each question's labelled senses, with their
+    sub-question and short answer, and whether it is ambiguous."""
+    data = _read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
+        raise InputError(f"{path}: a fixture holds {{\"questions\": [...]}}")
+    labels = _corpus_senses(Path(path).expanduser())
+    examples = []
+    for item in data["questions"]:
+        senses = item.get("interpretations") or []
+        pairs = [{"question": s["question"], "short_answers": _groups(s["answer"]),
+                  "sense": f"{item.get('topic', '')}/{s.get('sense', '')}"} for s in senses]
+        examples.append(Example(
+            id=str(item["id"]), question=item["question"], qa_pairs=pairs,
+            answer_annotations=[[p["short_answers"] for p in pairs]] if pairs else [],
+            interpretations=[p["question"] for p in pairs], gold_passage_ids=list(item.get("answer_passages") or []),
+            ambiguous=item.get("label") == "ambiguous", passage_senses=labels or None,
+        ))
+    return examples
+
+
+def _corpus_senses(questions: Path) -> dict[str, str]:
+    """passage id -> "topic/sense" from the corpus beside a fixture (x_questions.json ->
+    x_corpus.jsonl), when it is there and labels its passages."""
+    corpus = questions.with_name(questions.name.replace("questions", "corpus")).with_suffix(".jsonl")
+    if corpus == questions or not corpus.is_file():
+        return {}
+    rows = _read_json(corpus)
+    return {str(r["id"]): f"{r.get('topic', '')}/{r.get('sense', '')}" for r in rows
+            if isinstance(r, dict) and r.get("sense")}
+
+
 LOADERS: dict[str, Callable[[str | Path], list[Example]]] = {
+    "fixture": load_fixture,
     "asqa": load_asqa,
     "ambignq": load_ambignq,
     "condambigqa": load_condambigqa,

@@ -177,4 +177,9 @@ def write(out_dir: str, records: list[dict], summary: dict) -> None:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     summary["plots"] = plot(records, summary, out)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
-    (out / "summary.md").write_text(markdown_table(summary))
+    table = markdown_table(summary)
+    if summary.get("conversations"):
+        from agent.evaluation.conversations import conversation_table
+
+        table += "\nSimulated conversations:\n\n" + conversation_table(summary)
+    (out / "summary.md").write_text(table)

@@ -22,6 +22,7 @@ from typing import Any
 
 from agent.context import cache_dir
 from agent.errors import DisambigError, InputError, ModelUnavailableError
+from agent.evaluation.conversations import conversation_metrics, summarize_conversations
 from agent.evaluation.datasets import Example, load_dataset, read_ids
 from agent.evaluation.llm_cache import ResponseStore, register_cached_model, replay_scope
 from agent.evaluation.scoring import score
@@ -55,6 +56,7 @@ class EvalConfig:
     judge_model: str | None = None
     qa_model: str | None = None
     progress: bool = True
+    simulate_user: bool = False  # whole chat conversations with a simulated user (agent/evaluation/conversations.py)
 
 
 class ResultStore:
@@ -119,16 +121,34 @@ def _method_contexts(config: EvalConfig, model_name: str) -> dict:
     return contexts
 
 
-def _run_question(method: str, context, example: Example, fixed: bool) -> dict:
-    """One method on one question; returns the result object (see agent.app.api.to_result)."""
+def _chat_contexts(config: EvalConfig, model_name: str) -> dict:
+    """`--simulate-user`: a chat context per method, the method answering each message
+    (`downstream`), with `--set` applying to the chat's settings (clarify_policy, ...)."""
+    from agent.app.conversation import chat_context, parse_chat_settings
+
+    flags = {"model": model_name, "index_dir": config.index_dir, "retrieval_mode": config.retrieval_mode,
+             "k": config.k, **{name: value for name, value in config.index.items() if value is not None}}
+    settings = parse_chat_settings([f"{name}={value}" for name, value in config.settings.items()])
+    return {method: chat_context({**settings, **flags, "downstream": method}) for method in config.methods}
+
+
+def _run_question(method: str, context, example: Example, fixed: bool, simulate: int | None = None) -> dict:
+    """One method on one question; returns the result object (see agent.app.api.to_result), or
+    with `simulate` (the user's seed) a whole simulated conversation {"result", "conversation"}."""
     from agent.app.api import ask
+    from agent.evaluation.conversations import run_conversation
     from agent.retrieval.fixed_universe import fixed_universe
+
+    def run(context):
+        if simulate is not None:
+            return run_conversation(example, context, simulate)
+        return ask(example.question, method, context)
 
     with replay_scope():
         if fixed:
             with fixed_universe(example.passages or [], context.embedding_model) as name:
-                return ask(example.question, method, context.replace(index_dir=name))
-        return ask(example.question, method, context)
+                return run(context.replace(index_dir=name))
+        return run(context)
 
 
 def _output(result: dict) -> dict:
@@ -188,19 +208,24 @@ def run_eval(config: EvalConfig) -> dict:
     root = Path(config.cache or os.environ.get("DISAMBIG_EVAL_CACHE") or cache_dir() / "eval").expanduser()
     responses = ResponseStore(root / "llm.sqlite")
     results = ResultStore(root / "results.sqlite")
-    contexts = _method_contexts(config, register_cached_model(model, responses))
+    cached_model = register_cached_model(model, responses)
+    contexts = (_chat_contexts if config.simulate_user else _method_contexts)(config, cached_model)
     if not fixed:  # open the index once here: Chroma's first open is not safe from several threads
         from agent.retrieval.retriever import get_retriever
 
         get_retriever(next(iter(contexts.values()))).store.collection
     universe = "fixed" if fixed else _index_fingerprint(next(iter(contexts.values())))
     hashes = {m: settings_hash(c, universe) for m, c in contexts.items()}
+    if config.simulate_user:  # a conversation depends on the user's seed too
+        hashes = {m: (f"{h}:user{config.seed}", s) for m, (h, s) in hashes.items()}
+    simulate = config.seed if config.simulate_user else None
+    names = {m: f"chat:{m}" if config.simulate_user else m for m in config.methods}
 
     records: dict[tuple, dict] = {}
     pending = []
     for method in config.methods:
         for example in examples:
-            key = (method, config.dataset, example.id, hashes[method][0], model)
+            key = (names[method], config.dataset, example.id, hashes[method][0], model)
             cached = results.get(key)
             if cached is not None:
                 records[key] = {**cached, "from_cache": True, "model_calls": 0}
@@ -214,10 +239,10 @@ def run_eval(config: EvalConfig) -> dict:
         if stop.is_set():
             return
         before, started = responses.model_calls, time.time()
-        head = {"method": method, "dataset": config.dataset, "id": example.id, "question": example.question,
+        head = {"method": names[method], "dataset": config.dataset, "id": example.id, "question": example.question,
                 "model": model, "settings_hash": key[3]}
         try:
-            result = _run_question(method, contexts[method], example, fixed)
+            result = _run_question(method, contexts[method], example, fixed, simulate)
         except ModelUnavailableError:
             stop.set()  # no later question can succeed either
             raise
@@ -228,7 +253,11 @@ def run_eval(config: EvalConfig) -> dict:
             stop.set()
             raise
         else:
+            conversation = result.pop("conversation", None) if simulate is not None else None
+            result = result["result"] if simulate is not None else result
             record = {**head, "error": None, "output": _output(result), "usage": _usage(result)}
+            if conversation is not None:
+                record["conversation"] = conversation
             if not record["usage"]["timeouts"]:  # a timed-out call is the machine's fault: retry next run
                 results.put(key, record)
             calls = responses.model_calls - before if config.concurrency <= 1 else None
@@ -242,16 +271,21 @@ def run_eval(config: EvalConfig) -> dict:
         bar.close()
 
     by_id = {e.id: e for e in examples}
-    ordered = [records[(m, config.dataset, e.id, hashes[m][0], model)] for m in config.methods for e in examples]
+    ordered = [records[(names[m], config.dataset, e.id, hashes[m][0], model)] for m in config.methods for e in examples]
     for record in ordered:
         if record["output"] is not None:
             record["metrics"] = score(by_id[record["id"]], record["output"])
+            if record.get("conversation") is not None:
+                record["simulated"] = conversation_metrics(by_id[record["id"]], record)
     extra.add(ordered, by_id, responses)
     run = {"model_calls": responses.model_calls, "cache_hits": responses.cache_hits,
            "questions_from_cache": sum(r["from_cache"] for r in ordered),
            "questions_run": sum(not r["from_cache"] for r in ordered), "cache_dir": str(root)}
     summary = report.summarize(ordered, config=config, model=model, settings={m: h[1] for m, h in hashes.items()},
                                hashes={m: h[0] for m, h in hashes.items()}, run=run)
+    if config.simulate_user:
+        summary["conversations"] = {names[m]: summarize_conversations([r for r in ordered if r["method"] == names[m]])
+                                    for m in config.methods}
     report.write(config.out, ordered, summary)
     responses.close()
     return summary

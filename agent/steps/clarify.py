@@ -17,20 +17,31 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent.assembly.compose import sense_name
 from agent.errors import InputError
-from agent.llm.answers import folded
+from agent.llm.answers import cited_numbers, folded
 from agent.llm.prompts import fragment
+from agent.steps.grounding import answer_support
+from agent.steps.interpretations import marker, sentences
 
 PROMPT = "Which of these did you mean?"
-ALL_CHOICES = ("0", "all", "any", "*", "all of them")
+ALL_CHOICES = ("0", "all", "any", "*", "all of them", "all of these")
+NONE_CHOICES = ("none of these", "none of them", "none", "neither", "something else")
+MAX_OPTIONS = 4  # senses offered at most, beside "all of them"
 ACTION = "choose_interpretation"  # the HITL action agent-chat-ui shows; its one argument is `choice`
 
 
-def clarification_options(interpretations: list[dict] | None, limit: int = 6) -> list[dict]:
-    """Numbered options (1..n) from the grounded interpretations, exact repeats dropped.
+def clarification_options(interpretations: list[dict] | None, limit: int = MAX_OPTIONS,
+                          passages: list[dict] | None = None, same_sense=None) -> list[dict]:
+    """Numbered options (1..n), one per sense the documents support: grounded interpretations,
+    exact repeats dropped, and a reading whose passage `same_sense` finds about an earlier
+    option's sense (a sub-topic, e.g. "The HP Way" beside Hewlett-Packard) folded into that
+    option, its citations kept. Each option is named in plain words (`label`: its passage's
+    title) and carries its cited passage (`source`: id, title, the sentence stating it).
 
     Small models sometimes repeat the question verbatim for every reading, so an option is
     told apart by its question and its answer together."""
+    by_id = {p["id"]: p for p in passages or []}
     options: list[dict] = []
     seen: set[tuple[str, str]] = set()
     for item in interpretations or []:
@@ -40,15 +51,39 @@ def clarification_options(interpretations: list[dict] | None, limit: int = 6) ->
         if not question or not item.get("citations") or key in seen:
             continue
         seen.add(key)
-        options.append({
-            "option": len(options) + 1,
-            "question": question,
-            "answer": answer,
-            "citations": [str(passage_id) for passage_id in item["citations"]],
-        })
-        if len(options) >= limit:
-            break
-    return options
+        citations = [str(passage_id) for passage_id in item["citations"]]
+        option = {"question": question, "answer": answer, "citations": citations,
+                  "source": option_source(answer, citations, by_id)}
+        same = next((earlier for earlier in options if same_sense and same_sense(earlier, option)), None)
+        if same is not None:  # a sub-topic of a sense already offered: its evidence, not another choice
+            same["citations"] += [c for c in citations if c not in same["citations"]]
+            same.setdefault("covers", []).append(question)
+            continue
+        if len(options) < limit:
+            options.append(option)
+    for number, option in enumerate(options, 1):
+        option["option"] = number
+    name_options(options)
+    return [{"option": o["option"], **{k: v for k, v in o.items() if k != "option"}} for o in options]
+
+
+def option_source(answer: str, citations: list[str], by_id: dict[str, dict]) -> dict:
+    """The option's cited passage: its id, title and the sentence that best states the answer."""
+    passage = next((by_id[c] for c in citations if c in by_id), None)
+    if passage is None:
+        return {"id": citations[0], "title": "", "quote": answer}
+    parts = sentences(passage.get("text") or "") or [passage.get("text") or ""]
+    quote = max(parts, key=lambda part: answer_support(answer, part))
+    return {"id": passage["id"], "title": passage.get("title", ""), "quote": quote}
+
+
+def name_options(options: list[dict]) -> None:
+    """Each option's `label`: the sense its passage stands for, in plain words (the passage
+    title, less a section after a colon); where two senses would share a name, its answer too."""
+    names = [sense_name(o["source"]) if o["source"].get("title") else "" for o in options]
+    for option, name in zip(options, names):
+        short = option["answer"] if len(option["answer"]) <= 60 else option["answer"][:57].rsplit(" ", 1)[0] + "..."
+        option["label"] = (f"{name}: {short}" if names.count(name) > 1 else name) if name else option["question"]
 
 
 def needs_clarification(options: list[dict], minimum: int = 2) -> bool:
@@ -75,9 +110,19 @@ def clarification_request(question: str, options: list[dict], error: str | None 
     return request
 
 
+def shortened(text: str, limit: int = 90) -> str:
+    return text if len(text) <= limit else text[:limit - 3].rsplit(" ", 1)[0] + "..."
+
+
+def option_line(option: dict) -> str:
+    """An option in one line: its sense in plain words, then what the documents say of it."""
+    label = option.get("label") or option["question"]
+    return f"{option['option']}. {label}: {shortened(option['answer'])}"
+
+
 def clarification_text(options: list[dict]) -> str:
     """The question as a chat message, for transcripts and UIs that show only messages."""
-    lines = [PROMPT, *(f"{o['option']}. {o['question']} ({o['answer']})" for o in options), "0. All of them"]
+    lines = [PROMPT, *(option_line(o) for o in options), "0. All of them"]
     return "\n".join(lines)
 
 
@@ -133,11 +178,72 @@ def resolve_choice(choice: Any, options: list[dict]) -> dict | None:
     for option in options:
         if folded(option["question"]) == folded(text):
             return option  # the first option with that question, when a small model repeated it
+    for option in options:
+        if option.get("label") and folded(option["label"]) == folded(text):
+            return option
     raise InputError(f"{text!r} is not one of the options; {_expected(options)}")
 
 
 def _expected(options: list[dict]) -> str:
-    return f"answer with a number from 1 to {len(options)}, or 0 for all of them"
+    return (f"answer with a number from 1 to {len(options)}, 0 for all of them, or 'none of these' and what "
+            "you meant")
+
+
+def restated_intent(reply: Any) -> str | None:
+    """A reply of "none of these" with the person's own words: those words (the new question);
+    "" when it names none and says nothing more; None for any other reply."""
+    text = reply_value(reply)
+    if not isinstance(text, str):
+        return None
+    stripped = text.strip()
+    for opener in NONE_CHOICES:
+        if stripped.casefold().startswith(opener):
+            rest = stripped[len(opener):]
+            if rest[:1].isalnum():  # "nonetheless ...", "neithers": not the word itself
+                return None
+            return rest.lstrip(" .,:;!-—").strip()
+    return None
+
+
+def sense_matcher(context, passages: list[dict], threshold: float):
+    """`same_sense(earlier, option)` for `clarification_options`: the later option's passage is
+    about the earlier one's sense when their indexed vectors' cosine reaches `threshold`, unless
+    their titles state different numbers (the 2018 and the 2019 edition are two senses).
+    None (no folding) for a threshold of 1 or more, or without passages."""
+    if threshold >= 1 or not passages:
+        return None
+    import numpy as np
+
+    from agent.retrieval.retriever import get_retriever, passage_vectors
+    from agent.steps.grounding import number_words, said_words
+
+    by_id = {p["id"]: p for p in passages}
+
+    def same_sense(earlier: dict, option: dict) -> bool:
+        first, second = by_id.get(earlier["source"]["id"]), by_id.get(option["source"]["id"])
+        if first is None or second is None:
+            return False
+        numbers = [number_words(said_words(p.get("title", ""))) for p in (first, second)]
+        if all(numbers) and numbers[0] != numbers[1]:
+            return False
+        vectors = np.asarray(passage_vectors(get_retriever(context), [first, second]), dtype=float)
+        norms = np.linalg.norm(vectors, axis=1)
+        return bool(norms.all() and float(vectors[0] @ vectors[1]) / float(norms[0] * norms[1]) >= threshold)
+
+    return same_sense
+
+
+def chosen_answer(option: dict, answer: str, interpretations: list[dict], passages: list[dict]) -> tuple[str, list[dict]]:
+    """(answer, interpretations) for the chosen sense, from what the method already wrote: its
+    sentences citing the option's passages (else the option's cited sentence), and the
+    interpretations citing them."""
+    numbers = {n for n, p in enumerate(passages, 1) if p["id"] in option["citations"]}
+    kept = [s for s in sentences(answer) if cited_numbers(s) & numbers]
+    if not kept:
+        quote = option["source"]["quote"].strip().rstrip(".")
+        kept = [f"{quote}{marker(option['citations'], passages)}."]
+    about = [item for item in interpretations if set(item.get("citations") or []) & set(option["citations"])]
+    return " ".join(kept), about
 
 
 def focus_passages(option: dict, passages: list[dict]) -> list[dict]:

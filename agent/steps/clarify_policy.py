@@ -1,0 +1,56 @@
+"""When asking "which did you mean?" pays, from signals the product already has.
+
+Asking pays when answering every sense would bury the wanted one, or when the readings
+disagree; it does not when one reading covers the question. Three policies (the chat's
+`clarify_policy` setting):
+
+- `never`: answer every sense at once;
+- `always`: ask whenever there are two or more grounded options (senses);
+- `gated`: ask when there are two or more senses and the gate's probability that the question
+  is ambiguous over its passages (agent/assembly/gate.py) reaches `clarify_threshold` (chosen
+  on the tune splits with `disambig eval --simulate-user`, see docs/results/clarification.md).
+  A method without the gate's probability asks as `always` does, and says so.
+
+The decision, with its reason and the signals it read, goes into the chat's `decision`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+ClarifyPolicy = Literal["never", "always", "gated"]
+
+
+def policy_signals(options: list[dict], method_decision: dict | None) -> dict:
+    """What the policies read: the senses offered and the gate's view of the passages."""
+    signals: dict = {"senses": len(options)}
+    for detail in (method_decision or {}).values():  # a method's own detail sits under its name
+        if isinstance(detail, dict) and isinstance(detail.get("signals"), dict):
+            gate = detail["signals"]
+            for name in ("gate_probability", "readable_passages", "best_probability", "second_probability"):
+                if gate.get(name) is not None:
+                    signals[name] = gate[name]
+    return signals
+
+
+def decide(policy: str, signals: dict, *, asked: int, max_asks: int, threshold: float) -> dict:
+    """{"policy", "ask", "reason", "signals"}: whether to ask now, and why."""
+
+    def verdict(ask: bool, reason: str) -> dict:
+        return {"policy": policy, "ask": ask, "reason": reason, "signals": signals}
+
+    senses = signals.get("senses", 0)
+    if policy == "never":
+        return verdict(False, "clarify_policy=never: the answer covers every sense")
+    if senses < 2:
+        return verdict(False, f"{senses} grounded sense(s): nothing to choose between")
+    if asked >= max_asks:
+        return verdict(False, f"already asked {asked} time(s) this turn: answering every sense")
+    if policy == "always":
+        return verdict(True, f"{senses} grounded senses")
+    probability = signals.get("gate_probability")
+    if probability is None:
+        return verdict(True, f"{senses} grounded senses and no gate probability from this method: asking as always")
+    if probability >= threshold:
+        return verdict(True, f"{senses} grounded senses and gate probability {probability:.2f} >= {threshold:.2f}")
+    return verdict(False, f"gate probability {probability:.2f} < {threshold:.2f}: one reading likely covers it")
