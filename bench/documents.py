@@ -5,6 +5,7 @@ the share of passages that start or end inside markup, a code block or a table (
     .venv/bin/python bench/documents.py read --work DIR      # read and cut every file, per format
     .venv/bin/python bench/documents.py ingest --work DIR    # the whole ingest (embedding) into DIR/index
     .venv/bin/python bench/documents.py plain --work DIR     # plain-text ingest speed, passages/s
+    .venv/bin/python bench/documents.py plain --work DIR --no-embed   # its reading and cutting alone
 
 The corpus is built from this machine, never committed: Markdown that installed Python packages
 ship (site-packages) and Debian's /usr/share/doc, its HTML and .txt files (at most PER_PACKAGE files
@@ -180,12 +181,27 @@ def timed_ingest(paths: list[str], index: Path) -> dict:
             "passages_per_s": round(counts["total"] / seconds, 1), "skipped": len(report.problems)}
 
 
+def timed_read(paths: list[str], repeat: int) -> dict:
+    """Read and cut without embedding (the part of an ingest the readers change), best of `repeat`."""
+    from agent.retrieval.corpus import ReadReport, chunk_document, read_documents
+
+    chunk_document(next(read_documents(paths, ReadReport())))  # load the tokenizer before timing
+    best = None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        passages = sum(len(chunk_document(document)) for document in read_documents(paths, ReadReport()))
+        seconds = time.perf_counter() - started
+        best = min(best or seconds, seconds)
+    return {"passages": passages, "seconds": round(best, 3), "passages_per_s": round(passages / best, 1)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("step", choices=["corpus", "read", "ingest", "plain"])
     parser.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "disambig-documents-bench"))
     parser.add_argument("--repeat", type=int, default=3, help="plain: runs (the best one is reported)")
     parser.add_argument("--code", help="plain: import `agent` from this checkout instead")
+    parser.add_argument("--no-embed", action="store_true", help="plain: read and cut only (no index)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.code:
@@ -203,6 +219,11 @@ def main(argv: list[str] | None = None) -> int:
             print_read(rows)
     elif args.step == "ingest":
         print(json.dumps(timed_ingest([str(corpus / kind) for kind in KINDS], work / "index")))
+    elif args.no_embed:
+        import agent
+
+        print(json.dumps({"code": str(Path(agent.__file__).parents[1]),
+                          **timed_read([str(corpus / "plain")], args.repeat)}))
     else:
         runs = [timed_ingest([str(corpus / "plain")], work / "plain-index") for _ in range(args.repeat)]
         best = max(runs, key=lambda run: run["passages_per_s"])
