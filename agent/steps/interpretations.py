@@ -26,7 +26,9 @@ SUPPORT = 0.75  # share of the answer's content words its cited passage must con
 NOT_IN_DOCUMENTS = "The indexed documents do not answer this question."
 READINGS_INTRO = "The documents support {n} readings of this question."  # before templated readings only
 _INTRO = re.compile(re.escape(READINGS_INTRO).replace(re.escape("{n}"), r"\d+"))
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?]\])\s+|(?<=\])\s+(?=[A-Z])")
+# a line break ends a sentence too: a passage read by structure keeps one between a list's lead-in
+# and its items, and after a line with no closing mark ("Added in: v7.3.0"); prose windows have none
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?]\])\s+|(?<=\])\s+(?=[A-Z])|\s*\n\s*")
 _COMPLETE = re.compile(r"[.!?](\s*\[[\d,\s]+\])?\s*$|\]\s*[.!?]\s*$")
 _SILENT = re.compile(
     r"\b(do(es)?n[o']t|do(es)? not|cannot|can ?not|fail to|never)\b[^.]{0,40}\b"
