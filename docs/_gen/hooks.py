@@ -82,8 +82,12 @@ def mermaid_js() -> Path:
                            f"mermaid@{MERMAID_VERSION}'s dist/mermaid.min.js there")
     work = cached.parent / "npm"
     work.mkdir(parents=True, exist_ok=True)
-    packed = subprocess.run(["npm", "pack", f"mermaid@{MERMAID_VERSION}", "--silent"], cwd=work,
-                            capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+    run = subprocess.run(["npm", "pack", f"mermaid@{MERMAID_VERSION}", "--silent"], cwd=work,
+                         capture_output=True, text=True)
+    if run.returncode:
+        raise RuntimeError(f"npm could not fetch mermaid@{MERMAID_VERSION} (the docs' offline diagrams): "
+                           + (run.stderr.strip().splitlines() or ["no output"])[-1])
+    packed = run.stdout.strip().splitlines()[-1]
     with tarfile.open(work / packed) as archive:
         member = archive.extractfile("package/dist/mermaid.min.js")
         cached.write_bytes(member.read())
