@@ -35,6 +35,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from agent.steps.clarify import (
     MAX_OPTIONS,
+    SENSE_MERGE,
     chosen_answer,
     clarification_options,
     clarification_request,
@@ -81,14 +82,14 @@ class ChatContext(RewriteContext):
                                  "always (whenever two or more grounded senses are found), gated (two or more senses "
                                  "and the gate's ambiguity probability >= clarify_threshold; chosen on the tune splits)"},
     )
-    clarify_threshold: float = field(default=0.5, metadata={
-        "description": "gated policy: the gate probability from which asking pays (chosen on the tune splits)"})
+    clarify_threshold: float = field(default=0.2, metadata={
+        "description": "gated policy: the gate probability from which asking pays (0.2 chosen on the demo tune split, bench/clarify_threshold.py)"})
     max_clarifications: int = field(default=2, metadata={
         "description": "Clarifications asked at most in one turn (a reply of 'none of these' may lead to another)"})
     focus_answer: Literal["cited", "model"] = field(default="cited", metadata={
         "description": "After a choice: the method's cited sentences on the chosen sense, no model call (cited), "
                        "or a new answer written by the model from its passages (model)"})
-    sense_merge: float = field(default=0.5, metadata={
+    sense_merge: float = field(default=SENSE_MERGE, metadata={
         "description": "Cosine between two options' passages from which the later is a sub-topic of the earlier's "
                        "sense and folds into it (1: never; 0.5 chosen on the demo tune split with `disambig eval --simulate-user`)"})
     min_options: int = field(default=2, metadata={"description": "Grounded senses needed before asking"})

@@ -26,17 +26,19 @@ def chat(scripted, demo_index, tmp_path, monkeypatch, capsys):
 
 
 def test_clarification_round_trip_in_the_terminal(chat):
-    code, out, err = chat("What is HP?", "9", "1", "/quit")
+    code, out, err = chat("What is HP?", "9", "2", "/quit")
     assert code == 0
-    assert "Which of these did you mean?\n  1. What is HP, the company?  (Hewlett-Packard)\n" in out
-    assert "  2. What is hp, the unit?  (horsepower)\n  0. all of them\n" in out
+    assert "Which of these did you mean?\n  1. " in out  # each sense named by its passage, with its cited sentence
+    assert "  2. Horsepower\n     \"" in out and "(source: Horsepower)\n  0. all of them\n" in out
+    assert "or type: none of these, and what you meant" in out
     assert "option 9 does not exist" in out  # re-asked locally
-    assert f"assistant> {json.loads(FOCUSED)['answer']}\n" in out
-    assert out.count("assistant> ") == 1  # the held-back all-meanings answer was never printed
+    [answer] = [line.split("assistant> ", 1)[1] for line in out.splitlines() if "assistant> " in line]  # held-back one never printed
+    assert "horsepower" in answer.casefold() and "Hewlett" not in answer and answer.endswith("].")
     assert "· message is ambiguous: nothing earlier to resolve it against" in err
-    assert "· retrieving passages" in err and "· interpretations found: 2 (2 grounded), asking" in err
-    assert "· focusing on option 1: What is HP, the company? (Hewlett-Packard)" in err
-    assert "usage: 2 LLM calls" in err and "route: read_message > classify_ambiguity > run_method" in err
+    assert "· retrieving passages" in err and "· interpretations found: 2 (2 grounded senses), asking" in err
+    assert "· focusing on option 2: Horsepower" in err
+    # the answer after the choice is the method's cited line on that sense: no model call for asking or after it
+    assert "usage: 1 LLM calls" in err and "route: read_message > classify_ambiguity > run_method" in err
     assert "thread demo (0 earlier messages)" in err
 
 
@@ -45,7 +47,7 @@ def test_thread_and_pending_question_survive_a_restart(chat):
     assert code == 0 and "Which of these did you mean?" in out
     code, out, err = chat("2", "/quit")  # a new process, same --thread and --db
     assert "thread demo (2 earlier messages)" in err
-    assert "Which of these did you mean?" in out and "assistant> HP is Hewlett-Packard" in out
+    assert "Which of these did you mean?" in out and "assistant> Horsepower" in out
     _, _, err = chat("/quit")
     assert "thread demo (4 earlier messages)" in err
 

@@ -30,18 +30,20 @@ def test_answer_is_compact_with_interpretations_and_cited_sources(tool):
 
 def test_ask_back_returns_the_options_instead_of_answering(tool):
     result = tool.invoke({"question": "What is HP?", "method": "vanilla", "ask_back": True})
-    assert result == {
-        "status": "needs_clarification", "question": "What is HP?",
-        "options": [{"option": 1, "question": "What is HP, the company?", "answer": "Hewlett-Packard"},
-                    {"option": 2, "question": "What is hp, the unit?", "answer": "horsepower"}],
-    }
+    assert result["status"] == "needs_clarification" and result["question"] == "What is HP?"
+    assert result["prompt"] == "Which of these did you mean?" and "none of these" in result["reply_with"]
+    options = result["options"]
+    assert [(o["option"], o["question"], o["answer"]) for o in options] == [
+        (1, "What is HP, the company?", "Hewlett-Packard"), (2, "What is hp, the unit?", "horsepower")]
+    assert options[1]["label"] == "Horsepower" == options[1]["source"]["title"]  # the sense named by its passage
+    assert all(o["answer"].casefold() in o["source"]["quote"].casefold() for o in options)  # its cited sentence
 
 
 def test_auto_is_the_default_and_offers_every_grounded_sense(tool):
     assert AskDocuments.model_fields["method"].default == "auto"
     result = tool.invoke({"question": "What is HP?", "ask_back": True})
     questions = [o["question"] for o in result["options"]]
-    assert result["status"] == "needs_clarification" and len(questions) >= 3
+    assert result["status"] == "needs_clarification" and 2 <= len(questions) <= 4  # at most four senses
     assert questions[:2] == ["What is HP, the company?", "What is hp, the unit?"]  # the model's grounded readings
     assert "What is HP in games?" not in questions  # cited nothing: dropped
 

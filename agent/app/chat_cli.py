@@ -11,7 +11,7 @@ import uuid
 from typing import Callable, TextIO
 
 from agent.app.early_answer import ShownAnswer, dropped_reasons
-from agent.steps.clarify import resolve_choice
+from agent.steps.clarify import resolve_choice, restated_intent
 from agent.app.settings import parse_settings
 from agent.documents.citation import citation
 from agent.errors import InputError
@@ -93,22 +93,28 @@ class Terminal:
         elif kind == "gate":
             self.note(f"gate: {event.get('gate')} -> {event.get('path')}")
         elif kind == "interpretations_found":
-            note = f"interpretations found: {event['count']} ({event['grounded']} grounded)"
-            self.note(note + (", asking which one you mean" if event["asking"] else ""))
+            note = f"interpretations found: {event['count']} ({event['grounded']} grounded senses)"
+            self.note(note + (", asking which one you mean" if event["asking"] else "")
+                      + (f" ({event['reason']})" if event.get("reason") else ""))
         elif kind == "chosen":
             option = event["option"]
-            self.note(f"focusing on option {option['option']}: {option['question']} ({_short(option['answer'], 60)})")
+            self.note(f"focusing on option {option['option']}: {option.get('label') or option['question']}")
 
     def choose(self, request: dict) -> str:
-        """Show the options and read a valid choice (re-asking on a bad one)."""
+        """Show the options (each sense named, its cited sentence and source) and read a valid
+        choice: a number, 0 for all of them, or "none of these" and what was meant."""
         print(f"\n{request['prompt']}", file=self.out)
         for option in request["options"]:
-            print(f"  {option['option']}. {option['question']}  ({_short(option['answer'], 90)})", file=self.out)
-        print("  0. all of them", file=self.out, flush=True)
+            source = option.get("source") or {}
+            print(f"  {option['option']}. {option.get('label') or option['question']}", file=self.out)
+            quote = _short(source.get("quote") or option["answer"], 110)
+            print(f"     \"{quote}\"" + (f" (source: {source['title']})" if source.get("title") else ""), file=self.out)
+        print("  0. all of them\n  or type: none of these, and what you meant", file=self.out, flush=True)
         while True:
             reply = self.read("choose> ").strip()
             try:
-                resolve_choice(reply, request["options"])
+                if restated_intent(reply) is None:
+                    resolve_choice(reply, request["options"])
                 return reply
             except InputError as error:
                 print(f"  {error}", file=self.out, flush=True)

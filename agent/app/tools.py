@@ -20,7 +20,7 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool, tool
 from pydantic import BaseModel, Field
 
-from agent.steps.clarify import clarification_options, needs_clarification
+from agent.steps.clarify import PROMPT, SENSE_MERGE, MAX_OPTIONS, clarification_options, needs_clarification, sense_matcher
 from agent.context import Context
 from agent.documents.citation import citation, location
 from agent.errors import DisambigError
@@ -64,7 +64,7 @@ def compact_result(result: dict) -> dict:
 
 def make_ask_tool(
     context: Context | dict[str, Any] | None = None, *, name: str = "ask_documents",
-    min_options: int = 2, max_options: int = 6,
+    min_options: int = 2, max_options: int = MAX_OPTIONS,
 ) -> BaseTool:
     """A tool answering with any registered method; `context` holds the shared settings
     (model, index_dir, k, ...) and is resolved per call, so nothing is built here."""
@@ -78,13 +78,20 @@ def make_ask_tool(
             settings = dict(context.explicit if isinstance(context, Context) else context or {})
             if method == "auto":
                 settings["budget"] = budget
-            result = ask(question, method, method_context(method, settings, strict=False))
+            run_context = method_context(method, settings, strict=False)
+            result = ask(question, method, run_context)
         except DisambigError as error:
             return {"status": "error", "error": str(error)}
-        options = clarification_options(result["interpretations"], max_options)
-        if ask_back and needs_clarification(options, min_options):
-            return {"status": "needs_clarification", "question": question,
-                    "options": [{key: option[key] for key in ("option", "question", "answer")} for option in options]}
+        if not ask_back:
+            return compact_result(result)
+        # the chat's options: one per sense, named, with its cited passage (agent/steps/clarify.py)
+        options = clarification_options(result["interpretations"], max_options, result["passages"],
+                                        sense_matcher(run_context, result["passages"], SENSE_MERGE))
+        if needs_clarification(options, min_options):
+            return {"status": "needs_clarification", "question": question, "prompt": PROMPT,
+                    "options": [{key: option[key] for key in ("option", "label", "question", "answer", "source")}
+                                for option in options],
+                    "reply_with": "an option number, 0 for all of them, or 'none of these' and what the user meant"}
         return compact_result(result)
 
     return ask_documents

@@ -28,6 +28,7 @@ PROMPT = "Which of these did you mean?"
 ALL_CHOICES = ("0", "all", "any", "*", "all of them", "all of these")
 NONE_CHOICES = ("none of these", "none of them", "none", "neither", "something else")
 MAX_OPTIONS = 4  # senses offered at most, beside "all of them"
+SENSE_MERGE = 0.5  # passage cosine from which an option folds into an earlier one's sense (demo tune split)
 ACTION = "choose_interpretation"  # the HITL action agent-chat-ui shows; its one argument is `choice`
 
 
@@ -235,10 +236,10 @@ def sense_matcher(context, passages: list[dict], threshold: float):
 
 def chosen_answer(option: dict, answer: str, interpretations: list[dict], passages: list[dict]) -> tuple[str, list[dict]]:
     """(answer, interpretations) for the chosen sense, from what the method already wrote: its
-    sentences citing the option's passages (else the option's cited sentence), and the
-    interpretations citing them."""
+    sentences citing only the option's passages (else the option's cited passage sentence: a
+    sentence contrasting two senses is not about the chosen one), and the interpretations citing them."""
     numbers = {n for n, p in enumerate(passages, 1) if p["id"] in option["citations"]}
-    kept = [s for s in sentences(answer) if cited_numbers(s) & numbers]
+    kept = [s for s in sentences(answer) if cited_numbers(s) and cited_numbers(s) <= numbers]  # about this sense only
     if not kept:
         quote = option["source"]["quote"].strip().rstrip(".")
         kept = [f"{quote}{marker(option['citations'], passages)}."]

@@ -3,8 +3,9 @@
 This Starlette app is mounted into the LangGraph server through `http.app` in the server
 config, so the page and the API share one process and one origin: the page's script talks
 to the standard LangGraph API (/threads, /threads/{id}/runs/stream, /threads/search) like any
-other client. The only route of our own is the list of methods the chat graph can answer
-with, read from the registry so new methods (and a new default) appear without a page change.
+other client. Our own routes are the list of methods the chat graph can answer with, read from
+the registry so new methods (and a new default) appear without a page change, and what the
+index holds with a few example questions, shown in an empty thread.
 """
 
 from __future__ import annotations
@@ -42,6 +43,18 @@ async def methods(request):
     return JSONResponse(METHOD_LIST)
 
 
+async def index(request):
+    """What the index holds and example questions, for an empty thread (agent/app/index_overview.py)."""
+    from starlette.concurrency import run_in_threadpool
+
+    from agent.app.index_overview import index_overview
+
+    try:
+        return JSONResponse(await run_in_threadpool(index_overview))
+    except Exception as error:  # an empty or missing index: the page says so instead of examples
+        return JSONResponse({"error": str(error).splitlines()[0] if str(error) else type(error).__name__})
+
+
 @contextlib.asynccontextmanager
 async def warm_start(app):
     """At server start, load the encoder, the index and the local model in the background, so
@@ -58,5 +71,6 @@ async def warm_start(app):
 app = Starlette(lifespan=warm_start, routes=[
     Route("/", page, methods=["GET"]),
     Route("/ui/methods", methods, methods=["GET"]),
+    Route("/ui/index", index, methods=["GET"]),
     Mount("/ui/static", StaticFiles(directory=STATIC), name="static"),
 ])

@@ -142,41 +142,98 @@ function renderAnswer(bubble, values, readings = []) {
     bubble.append(element("div", "dropped", `dropped: ${reading.sense || reading.text}` + (reason ? ` (${reason})` : "")));
   }
   const interpretations = values.interpretations || [];
-  if (!interpretations.length) return;
-  const box = element("div", "interps");
-  box.append(element("h3", null, `Interpretations (${interpretations.length})`));
-  const list = element("ol");
-  for (const item of interpretations) {
-    const entry = element("li", "interp");
-    entry.append(element("b", null, item.question), ` ${item.answer} `);
-    for (const id of item.citations || []) {
-      const number = passages.findIndex((passage) => passage.id === id) + 1;
-      if (number) entry.append(citationButton(passages, number), " ");
-    }
-    list.append(entry);
-  }
-  box.append(list);
-  bubble.append(box);
+  if (interpretations.length > 1) bubble.replaceChildren(...senseBlocks(values, passages));
+  else if (interpretations.length === 1) bubble.append(sourcesLine(interpretations[0].citations || [], passages));
   scrollDown();
 }
 
+// The sense a passage stands for, in plain words: its title less a section after a colon
+function senseName(passage) {
+  const title = (passage && passage.title) || "";
+  const cut = title.indexOf(": ");
+  return cut > 0 ? title.slice(0, cut) : title;
+}
+
+function sourcesLine(ids, passages) {
+  const titles = [...new Set(ids.map((id) => passages.find((p) => p.id === id)).filter(Boolean).map(citeLabel))];
+  return element("div", "sources", titles.length ? `Sources: ${titles.join("; ")}` : "");
+}
+
+// An answer to an ambiguous question reads as one block per sense: the sense named, its cited
+// sentence from the answer (or its short answer), and its sources by title. Sentences citing no
+// sense's passage (an opening line) stay above the blocks.
+function senseBlocks(values, passages) {
+  const sentences = (values.answer || "").match(/[^.!?]+[.!?]+(\s*\[[\d,\s]+\]\.?)?|\S[^.!?]*$/g) || [];
+  const numbersOf = (ids) => ids.map((id) => passages.findIndex((p) => p.id === id) + 1).filter(Boolean);
+  const cited = (sentence) => [...sentence.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1]));
+  const used = new Set();
+  const blocks = (values.interpretations || []).map((item) => {
+    const numbers = numbersOf(item.citations || []);
+    const own = sentences.filter((s) => cited(s).some((n) => numbers.includes(n)));
+    own.forEach((s) => used.add(s));
+    const block = element("section", "sense");
+    block.append(element("h3", null, senseName(passages[numbers[0] - 1]) || item.question));
+    const line = element("p");
+    withCitations(line, own.length ? own.join(" ").trim() : `${item.answer} ${numbers.map((n) => `[${n}]`).join("")}`,
+                  passages);
+    block.append(line, sourcesLine(item.citations || [], passages));
+    return block;
+  });
+  const opening = element("p", "opening");
+  withCitations(opening, sentences.filter((s) => !used.has(s)).join(" ").trim(), passages);
+  return opening.textContent ? [opening, ...blocks] : blocks;
+}
+
+// "Which of these did you mean?": one button per sense, named in plain words, with its cited
+// sentence and source; "All of them" answers every sense; typing a message answers too
+// ("none of these, ..." with what was meant).
 function renderClarification(bubble, request) {
   bubble.textContent = request.error ? `${request.error}\n${request.prompt}` : request.prompt;
   bubble.classList.add("clarification");
   const buttons = element("div", "options");
-  const choices = request.options.map((option) => [option.option, option.question, option.answer]);
-  choices.push([0, "All of them", ""]);
-  for (const [number, question, answer] of choices) {
+  const choices = request.options.map((option) => [option.option, option.label || option.question, option]);
+  choices.push([0, "All of them", null]);
+  for (const [number, label, option] of choices) {
     const button = element("button", number ? "option" : "option all");
     button.type = "button";
     button.dataset.option = number;
-    button.append(number ? `${number}. ${question}` : question);
-    if (answer) button.append(" ", element("span", "answer", `(${answer})`));
-    button.addEventListener("click", () => choose(number, question, buttons));
+    button.append(element("span", "label", number ? `${number}. ${label}` : label));
+    if (option) {
+      const source = option.source || {};
+      button.append(element("span", "quote", `“${source.quote || option.answer}”`));
+      if (source.title) button.append(element("span", "source", source.title));
+    }
+    button.addEventListener("click", () => choose(number, label, buttons));
     buttons.append(button);
   }
-  bubble.append(buttons);
+  bubble.append(buttons, element("div", "hint", "None of these? Type what you meant."));
   scrollDown();
+}
+
+// An empty thread says what the index holds and offers a few questions to try.
+async function showWelcome() {
+  const welcome = element("div", "msg ai welcome");
+  $("log").replaceChildren(welcome);
+  try {
+    const overview = await api("/ui/index");
+    if (overview.error) {
+      welcome.textContent = `The index cannot be read yet: ${overview.error}`;
+      return;
+    }
+    welcome.append(element("p", null, `This index holds ${overview.passages} passages from ${overview.documents} ` +
+      `documents, among them: ${overview.topics.join(", ")}. Ask about any of them; when a name means several ` +
+      "things, I ask which one you mean."));
+    const examples = element("div", "examples");
+    for (const question of overview.examples) {
+      const button = element("button", "example", question);
+      button.type = "button";
+      button.addEventListener("click", () => { if (!page.busy) ask(question).catch((e) => addMessage("error", e.message)); });
+      examples.append(button);
+    }
+    welcome.append(examples);
+  } catch (error) {
+    welcome.textContent = error.message;
+  }
 }
 
 function stageLine(stages, text) {
@@ -220,12 +277,12 @@ function describe(event, turn) {
     const label = event.node in STAGES ? STAGES[event.node] : event.node.replace(/_/g, " ");
     if (label) stageLine(turn.stages, label.replace("{method}", method));
   } else if (event.event === "interpretations_found") {
-    stageLine(turn.stages, `interpretations found: ${event.count} (${event.grounded} grounded)` +
-      (event.asking ? ", asking which one you mean" : ""));
+    stageLine(turn.stages, `interpretations found: ${event.count} (${event.grounded} grounded senses)` +
+      (event.asking ? ", asking which one you mean" : "") + (event.reason ? ` (${event.reason})` : ""));
   } else if (event.event === "rewrite") {
     stageLine(turn.stages, `rewritten: ${event.question}`);
   } else if (event.event === "chosen") {
-    stageLine(turn.stages, `focusing on: ${event.option.question}`);
+    stageLine(turn.stages, `focusing on: ${event.option.label || event.option.question}`);
   } else if (event.event === "gate") {
     stageLine(turn.stages, `gate: ${event.gate} → ${event.path}`);
   }
@@ -275,6 +332,7 @@ async function ask(text) {
     selectThread(thread.thread_id);
     refreshThreads();
   }
+  $("log").querySelector(".welcome")?.remove();
   addMessage("human", text);  // while a clarification waits, the graph takes this as the reply to it
   for (const button of document.querySelectorAll(".options button")) button.disabled = true;
   await run({ input: { messages: [{ type: "human", content: text }] } });
@@ -365,7 +423,7 @@ $("ask").addEventListener("submit", (event) => {
 $("new-chat").addEventListener("click", () => {
   if (page.busy) return;
   selectThread(null);
-  $("log").replaceChildren();
+  showWelcome();
   $("input").focus();
 });
 $("passage-close").addEventListener("click", () => { $("passage").hidden = true; $("input").focus(); });
@@ -376,5 +434,6 @@ document.addEventListener("keydown", (event) => { if (event.key === "Escape") $(
   await refreshThreads();
   const match = location.hash.match(/thread=([\w-]+)/);
   if (match) await openThread(match[1]);
+  else showWelcome();
   $("input").focus();
 })();
