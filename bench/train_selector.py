@@ -150,14 +150,14 @@ def rows_and_labels(questions: list[dict], model: SelectorModel | None = None):
 
 
 def selection_scores(questions: list[dict], model: SelectorModel | None, threshold: float, senses: dict,
-                     probabilities: str = "cv_probs") -> dict:
+                     probabilities: str = "cv_probs", one_per_sense: bool = False) -> dict:
     """Readings-only (no model prose) precision, sense recall and readings per question
     (`model` None: each question's probabilities under the key `probabilities`, by default the
     cross-validated `cv_probs`)."""
     stated = precise = wanted = recalled = 0
     for q in questions:
         probs = q[probabilities] if model is None else model.probabilities(q["rows"]).tolist()
-        chosen = choose(list(zip(q["candidates"], probs)), threshold, MAX_READINGS)
+        chosen = choose(list(zip(q["candidates"], probs)), threshold, MAX_READINGS, one_per_sense=one_per_sense)
         golds = [a for sense in q["senses"] for a in sense]
         stated += len(chosen)
         precise += sum(states_any(c.sentence, golds) for c, _ in chosen)

@@ -81,11 +81,15 @@ def covered(passage: dict, vector, stated: list[tuple[dict, str]], vectors: dict
     return False
 
 
-def holds_kind(question: str, sense: str, passage: dict, pool: list[dict]) -> bool:
+def holds_kind(question: str, sense: str, passage: dict, pool: list[dict], answers=None) -> bool:
     """Whether the passage, or another pool passage naming the sense, holds the kind of thing
-    asked: then the sense may well be answered, and silence is better than a wrong "no"."""
+    asked: then the sense may well be answered, and silence is better than a wrong "no".
+    `answers(passage, sentences)`, when given (the reader), judges instead whether one of the
+    sentences answers the question: a date about something else is no answer."""
     words = set(content_tokens(sense))
     related = [p for p in pool if p is passage or (words and words <= set(content_tokens(f"{p.get('title', '')} {p['text']}")))]
+    if answers is not None:
+        return any(answers(p, passage_sentences(p)) for p in related)
     return any(answers_type(question, s, p.get("title", "")) for p in related for s in passage_sentences(p))
 
 
@@ -100,11 +104,11 @@ def with_sense(missing: list[tuple[str, object]], sense: str, vector) -> list[tu
     return [*missing, (sense, vector)]
 
 
-def gap_notes(question: str, pool: list[dict], vectors, stated: list[tuple[dict, str]]) -> list[str]:
+def gap_notes(question: str, pool: list[dict], vectors, stated: list[tuple[dict, str]], answers=None) -> list[str]:
     """At most one short sentence naming the senses pool passages define that nothing stated
     is about and no passage of theirs answers; `stated` pairs each answer sentence with a
     passage it cites (none stated: no note, an answer of notes alone says nothing),
-    `vectors` are the pool's passage vectors (same order)."""
+    `vectors` are the pool's passage vectors (same order); `answers`: see `holds_kind`."""
     thing = asked_thing(question)
     words = subject_words(question, pool)
     if thing is None or not words or not pool or not stated:
@@ -120,7 +124,7 @@ def gap_notes(question: str, pool: list[dict], vectors, stated: list[tuple[dict,
                 or not names_a_sense(question, words, passage)):
             continue
         named.add(sense.casefold())
-        if covered(passage, vector, stated, by_id) or holds_kind(question, sense, passage, pool):
+        if covered(passage, vector, stated, by_id) or holds_kind(question, sense, passage, pool, answers):
             continue
         missing = with_sense(missing, sense, vector)
     if not missing:

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
+from agent.assembly.compose import sense_name
 from agent.assembly.features import Candidate
-from agent.assembly.selector import score_pool
+from agent.assembly.selector import mixed_scores, scored_parts, whole
 from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.steps.ambiguity_signals import detector_signal, edition_signal, passage_signals
 
@@ -52,8 +53,15 @@ class GateModel:
     threshold: float
 
     def probability(self, signals: dict) -> float:
+        """The learned gate's probability; with the reader's view of the pool (`confident_senses`),
+        at least the threshold when the reader is sure the passages answer CONFIDENT_SENSES senses
+        of the question or more: readings of two senses answer an ambiguous question whatever the
+        cheap signals say."""
         z = float(((gate_row(signals) - self.mean) / self.scale) @ self.coef + self.intercept)
-        return float(1.0 / (1.0 + np.exp(-z)))  # a plain float: the verdict is a plain bool in state and JSON
+        learned = float(1.0 / (1.0 + np.exp(-z)))  # a plain float: the verdict is a plain bool in state and JSON
+        if (signals.get("confident_senses") or 0) >= CONFIDENT_SENSES:
+            return max(learned, self.threshold)
+        return learned
 
     def save(self, path: Path) -> None:
         np.savez(path, coef=self.coef, intercept=self.intercept, mean=self.mean, scale=self.scale,
@@ -81,5 +89,24 @@ def gate_signals(question: str, pool: list[dict], context) -> tuple[dict, list[t
     query_vector = retriever.embed_queries([question])[0]
     signals = {**passage_signals(query_vector, vectors[:top], pool[:top]), **detector_signal(question),
                **edition_signal(question, pool[:context.k])}
-    scored = score_pool(question, pool, context) if pool else []
-    return {**signals, **selector_view(scored, READABLE_AT)}, scored
+    logistic, reader = scored_parts(question, pool, context) if pool else ([], None)
+    signals |= selector_view(logistic, READABLE_AT)  # the learned gate's features keep their trained meaning
+    if reader is None:
+        return signals, logistic
+    signals["confident_senses"] = confident_senses(logistic, reader, reader_floor(context))
+    return signals, mixed_scores(logistic, reader)
+
+
+CONFIDENT_SENSES = 2  # senses with a reading the reader is sure of that make a question ambiguous
+
+
+def reader_floor(context) -> float:
+    """The reader probability a reading needs to count as confident (`reader_floor`, else the shipped one)."""
+    from agent.assembly.reader import reader_threshold
+    return context.reader_floor if context.reader_floor > 0 else reader_threshold()
+
+
+def confident_senses(scored: list[tuple[Candidate, float]], reader: list[float], floor: float) -> int:
+    """How many senses (passage titles, `sense_name`) hold a whole sentence the reader gives `floor` or more."""
+    return len({sense_name(c.passage).casefold() for (c, _), p in zip(scored, reader)
+                if p >= floor and whole(c.sentence)})

@@ -16,7 +16,8 @@ from agent.assembly.text import answer_units, said_words
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.gaps import gap_notes
 from agent.assembly.judge import judged_scores
-from agent.assembly.selector import choose, load_selector, score_pool, written_probabilities
+from agent.assembly.gate import reader_floor
+from agent.assembly.selector import choose, load_mix, load_selector, score_pool, written_probabilities
 from agent.context import Context
 from agent.documents.citation import location
 from agent.llm.answers import cited_numbers, may_stream
@@ -36,7 +37,10 @@ FALLBACK_SHARE = 0.5
 
 
 def selector_threshold(context: Context) -> float:
-    return context.reading_threshold if context.reading_threshold > 0 else load_selector().threshold
+    """`reading_threshold`, else the shipped threshold of what scores readings (`reading_scorer`)."""
+    if context.reading_threshold > 0:
+        return context.reading_threshold
+    return load_mix().threshold if context.reading_scorer == "reader" else load_selector().threshold
 
 
 def _threshold(context: Context, ambiguous: bool) -> float:
@@ -65,7 +69,7 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
         return [], list(top)
     scored = scored if scored is not None else score_pool(question, pool, context)
     chosen = choose(scored, _threshold(context, ambiguous) if threshold is None else threshold, limit, skip_ids,
-                    said=[said_words(s) for s in said])
+                    said=[said_words(s) for s in said], one_per_sense=context.reading_scorer == "reader")
     passages = list(top) + [c.passage for c, _ in chosen if c.passage not in top]
     # a sense is named only where it tells readings apart: a clear question's one sense is the asked one
     lead = ambiguous or len({sense_name(c.passage) for c, _ in chosen}) > 1
@@ -165,7 +169,8 @@ def draft_answer(state: dict, runtime: Runtime[Context]) -> dict:
     def off_answer(sentence: str) -> bool:
         return bool(below_floor(state["question"], [sentence], top, pool, context))
 
-    stands, shows = stream_checks(top, state["question"], readings, off_answer if readings else None)
+    floored = readings or context.reading_scorer == "reader"
+    stands, shows = stream_checks(top, state["question"], readings, off_answer if floored else None)
     update = synthesize_answer({**state, "passages": top}, runtime, stands=stands, shows=shows,
                                rank=selector_ranking(state["question"], pool, context))
     return {"draft": update["answer"], "draft_interpretations": update["interpretations"],
@@ -192,12 +197,20 @@ def below_floor(question: str, sentences: list[str], top: list[dict], pool: list
     """{sentence: probability} for the model's sentences that the selector, reading each as a
     sentence of the passage it cites first, gives under `prose_floor`: they do not state an
     answer ("Saturn is the sixth planet from the Sun [2]." for "How big is Saturn?"). A bare
-    answer is judged by its form (`in_full`), an uncited sentence by `held_by_a_passage`."""
+    answer is judged by its form (`in_full`), an uncited sentence by `held_by_a_passage`. With
+    `reading_scorer=reader`, the reader judges instead, against `reader_floor`: a sentence stands
+    only if the reader accepts it for the question."""
     written = []
     for sentence in sentences:
         numbers = [n for n in cited_numbers(sentence) if 1 <= n <= len(top)]
         if numbers and len(content_tokens(CITATION_MARKER.sub(" ", sentence))) >= BARE_ANSWER:
             written.append((sentence, top[numbers[0] - 1]))
+    if written and context.reading_scorer == "reader":
+        from agent.assembly.reader import reader_probabilities
+        floor = reader_floor(context)
+        read = reader_probabilities([(question, CITATION_MARKER.sub(" ", s).strip(), p.get("title", ""))
+                                     for s, p in written])
+        return {sentence: p for (sentence, _), p in zip(written, read) if p < floor}
     if not written or context.prose_floor <= 0:
         return {}
     read = written_probabilities(question, pool, context,
@@ -242,12 +255,15 @@ def check_sentences(state: dict, runtime: Runtime[Context]) -> dict:
     kept = trimmed
     # under readings only: alone, the model's sentences are the answer, and the fallback sentence
     # that would replace them is no better (tune replays: clear precision 0.911 -> 0.875)
-    low = below_floor(question, kept, top, state.get("detection_passages") or top, context) if readings else {}
+    floored = readings or context.reading_scorer == "reader"  # the reader judges a sentence alone too
+    low = below_floor(question, kept, top, state.get("detection_passages") or top, context) if floored else {}
     for unit in answer_units(kept):  # a question the model wrote stands or goes with its answer
         sentence, whole = unit[-1], " ".join(unit)
         if sentence in low:
+            scorer, floor = (("reader", reader_floor(context)) if context.reading_scorer == "reader"
+                             else ("selector", context.prose_floor))
             dropped.append({"sentence": whole, "reason": "does not answer the question "
-                            f"(selector {low[sentence]:.2f} < {context.prose_floor:.2f})"})
+                            f"({scorer} {low[sentence]:.2f} < {floor:.2f})"})
         elif mixes_senses(sentence, top, vectors):
             dropped.append({"sentence": whole, "reason": "cites two senses for one claim"})
         elif repeats(sentence, readings + prose, question):
@@ -265,7 +281,19 @@ def notes_for(state: dict, readings: list[dict], prose: list[str], passages: lis
     by_id = {p["id"]: p for p in [*pool, *passages]}
     stated = [(by_id[c], r["answer"]) for r in readings for c in r["citations"] if c in by_id]
     stated += [(passages[n - 1], s) for s in prose for n in cited_numbers(s) if 1 <= n <= len(passages)]
-    return gap_notes(state["question"], pool, passage_vectors(get_retriever(context), pool), stated)
+    answers = reader_answers(state["question"], context) if context.reading_scorer == "reader" else None
+    return gap_notes(state["question"], pool, passage_vectors(get_retriever(context), pool), stated, answers)
+
+
+def reader_answers(question: str, context: Context):
+    """For the gap notes: whether one of a passage's sentences answers the question, by the reader."""
+    from agent.assembly.reader import reader_probabilities
+    floor = reader_floor(context)
+
+    def answers(passage: dict, sentences: list[str]) -> bool:
+        read = reader_probabilities([(question, s, passage.get("title", "")) for s in sentences])
+        return any(p >= floor for p in read)
+    return answers
 
 
 def with_reading_interpretations(kept: list[dict], readings: list[dict]) -> list[dict]:

@@ -1,9 +1,10 @@
 """The reader as a torch module, its shipped delta, and the ONNX build `make install` runs.
 
 The reader is the packaged all-MiniLM-L6-v2 (a BERT) reading "[CLS] question [SEP] title:
-sentence [SEP]", its pooler and a one-logit head on top. Training (`bench/train_reader.py`)
-keeps the packaged weights frozen and learns low-rank updates (LoRA) of the linear layers of
-the top `adapted_layers` layers, those layers' LayerNorms, the pooler and the head. Only those
+sentence [SEP]" and a small head over the two texts' mean-pooled vectors (`ReaderNet`).
+Training (`bench/train_reader.py`) keeps the packaged weights frozen and learns low-rank updates
+(LoRA) of the linear layers of the top `adapted_layers` layers, those layers' LayerNorms and the
+head. Only those
 are shipped (`agent/data/reader_delta.npz`, well under the repository's 3 MB per file); the build
 merges them into the packaged weights (W + B A * alpha / rank), exports the graph to ONNX and
 checks it against the scores the trained model gave a few pairs, refusing an export that differs.
@@ -49,16 +50,27 @@ def torch_modules():
             return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
 
     class ReaderNet(nn.Module):
-        """BERT, its pooler over [CLS], one logit."""
+        """BERT over the pair; the mean of the question's tokens (u) and of the sentence's (v),
+        each normalized as MiniLM's sentence vectors are, then a small head over [u, v, u*v,
+        |u-v|]. MiniLM was trained to make mean-pooled vectors meaningful (its [CLS] and pooler
+        were not), so the head starts from a cosine-like signal and the adapted layers add what
+        reading the two texts together tells."""
 
-        def __init__(self, bert):
+        def __init__(self, bert, hidden: int = 256):
             super().__init__()
             self.bert = bert
-            self.head = nn.Linear(bert.config.hidden_size, 1)
+            size = bert.config.hidden_size
+            self.head = nn.Sequential(nn.Linear(4 * size, hidden), nn.GELU(), nn.Linear(hidden, 1))
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            out = self.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
-            return self.head(out.pooler_output).squeeze(-1)
+            states = self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                               token_type_ids=token_type_ids).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(states.dtype)
+            second = token_type_ids.unsqueeze(-1).to(states.dtype) * mask
+            first = mask - second
+            u = torch.nn.functional.normalize((states * first).sum(1) / first.sum(1).clamp(min=1.0), dim=-1)
+            v = torch.nn.functional.normalize((states * second).sum(1) / second.sum(1).clamp(min=1.0), dim=-1)
+            return self.head(torch.cat([u, v, u * v, (u - v).abs()], dim=-1)).squeeze(-1)
 
     return torch, LoRALinear, ReaderNet
 
@@ -69,7 +81,7 @@ def packaged_bert():
     from agent.retrieval.minilm_torch import offline_quiet_environment
 
     offline_quiet_environment()
-    return BertModel.from_pretrained(str(model_dir()), attn_implementation="eager", add_pooling_layer=True)
+    return BertModel.from_pretrained(str(model_dir()), attn_implementation="eager", add_pooling_layer=False)
 
 
 def trainable_net(adapted_layers: int, rank: int, alpha: float, seed: int):
@@ -89,8 +101,6 @@ def trainable_net(adapted_layers: int, rank: int, alpha: float, seed: int):
         for name, parameter in layers[index].named_parameters():
             if "LayerNorm" in name:
                 parameter.requires_grad = True
-    for parameter in bert.pooler.parameters():
-        parameter.requires_grad = True
     return ReaderNet(bert)
 
 

@@ -78,11 +78,84 @@ def scored_candidates(question: str, pool: list[dict], embed, model: SelectorMod
 
 def score_pool(question: str, pool: list[dict], context: Context, written: list[tuple[str, dict]] = ()
                ) -> list[tuple[Candidate, float]]:
+    """Every candidate's probability of stating an answer: the selector's, mixed with the
+    reader's when `reading_scorer` is `reader` (`ReaderMix`)."""
+    logistic, reader = scored_parts(question, pool, context, written)
+    return logistic if reader is None else mixed_scores(logistic, reader)
+
+
+def _logistic_pool(question: str, pool: list[dict], context: Context, written: list[tuple[str, dict]] = ()
+                   ) -> list[tuple[Candidate, float]]:
     """`scored_candidates` with the shipped model and the retriever's encoder, whose sentence
     vectors are remembered: the gate, the readings and the prose floor score one pool in turn."""
     retriever = get_retriever(context)
     return scored_candidates(question, pool, lambda texts: sentence_vectors(retriever, texts), load_selector(),
                              passage_vectors(retriever, pool), written)
+
+
+MIX_PATH = Path(__file__).resolve().parents[1] / "data" / "reader_selector.npz"
+
+
+@dataclass(frozen=True)
+class ReaderMix:
+    """The reader's score beside the selector's features: a logistic regression over the two
+    probabilities' logits, fitted on the tune splits (bench/reader_eval.py), and its threshold."""
+
+    selector_weight: float
+    reader_weight: float
+    intercept: float
+    threshold: float
+
+    def mixed(self, selector: list[float], reader: list[float]) -> list[float]:
+        s, r = _logit(np.asarray(selector, dtype=float)), _logit(np.asarray(reader, dtype=float))
+        return (1.0 / (1.0 + np.exp(-(self.selector_weight * s + self.reader_weight * r + self.intercept)))).tolist()
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, 1e-4, 1 - 1e-4)
+    return np.log(p / (1 - p))
+
+
+@lru_cache(maxsize=2)
+def load_mix(path: str = str(MIX_PATH)) -> ReaderMix:
+    """The shipped mix (none fitted yet: the reader alone, at its own threshold)."""
+    if not Path(path).is_file():
+        from agent.assembly.reader import reader_threshold
+        return ReaderMix(0.0, 1.0, 0.0, reader_threshold())
+    with np.load(path) as data:
+        return ReaderMix(*(float(data[name]) for name in ("selector_weight", "reader_weight", "intercept", "threshold")))
+
+
+def reader_scores(question: str, found: list[Candidate]) -> list[float]:
+    """The reader's probability that each candidate sentence answers the question."""
+    from agent.assembly.reader import reader_probabilities
+    return reader_probabilities([(question, c.sentence, c.passage.get("title", "")) for c in found])
+
+
+def scored_parts(question: str, pool: list[dict], context: Context, written: list[tuple[str, dict]] = ()
+                 ) -> tuple[list[tuple[Candidate, float]], list[float] | None]:
+    """(the selector's scored candidates, the reader's probabilities of the same candidates, or
+    None with `reading_scorer=logistic`): the gate reads both apart."""
+    logistic = _logistic_pool(question, pool, context, written)
+    if context.reading_scorer != "reader" or not logistic:
+        return logistic, None
+    read = reader_read(logistic, context.reader_candidates)
+    found = dict(zip(read, reader_scores(question, [logistic[i][0] for i in read])))
+    return logistic, [found.get(i, NOT_READ) for i in range(len(logistic))]
+
+
+NOT_READ = 0.0  # the reader's probability for a sentence it did not read: the selector ranked it too low
+
+
+def reader_read(logistic: list[tuple[Candidate, float]], most: int) -> list[int]:
+    """The indices of the candidates the reader reads: the selector's best `most` (0: all). On
+    two cores the reader costs about its pairs' tokens; the selector's ranking is cheap."""
+    order = sorted(range(len(logistic)), key=lambda i: -logistic[i][1])
+    return sorted(order if most <= 0 else order[:most])
+
+
+def mixed_scores(logistic: list[tuple[Candidate, float]], reader: list[float]) -> list[tuple[Candidate, float]]:
+    return list(zip([c for c, _ in logistic], load_mix().mixed([p for _, p in logistic], reader)))
 
 
 def written_probabilities(question: str, pool: list[dict], context: Context,
@@ -91,7 +164,9 @@ def written_probabilities(question: str, pool: list[dict], context: Context,
     the pool passage paired with it (`score_pool`'s `written`); none written, none scored."""
     if not written:
         return []
-    return [p for _, p in score_pool(question, pool, context, written)[-len(written):]]
+    # the selector's alone under either scorer: the draft prompt's compression ranks with it, so
+    # the model's one call is the same and the reader decides only what of the reply is kept
+    return [p for _, p in _logistic_pool(question, pool, context, written)[-len(written):]]
 
 
 def whole(sentence: str) -> bool:
@@ -102,10 +177,13 @@ def whole(sentence: str) -> bool:
 
 def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings: int,
            skip_ids: set[str] = frozenset(), said: list[set[str]] | None = None,
-           per_passage: int = 1) -> list[tuple[Candidate, float]]:
+           per_passage: int = 1, one_per_sense: bool = False) -> list[tuple[Candidate, float]]:
     """The readings: each passage's best whole sentence (or best `per_passage`; no table row, no
     markup) at or over `threshold`, most probable first, less near-repeats of a chosen one (or of
-    `said`, the sentences already stated)."""
+    `said`, the sentences already stated); with `one_per_sense`, at most one per sense (passage
+    title, `sense_name`): the reader's best sentence speaks for its sense, and the next reading
+    goes to another one. Nothing over the threshold: no reading (the selector abstains)."""
+    from agent.assembly.compose import sense_name  # compose reads this module's `restates`
     best: dict[str, list[tuple[Candidate, float]]] = {}
     for candidate, p in scored:
         pid = candidate.passage["id"]
@@ -116,10 +194,15 @@ def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings
     kept = [item for found in best.values() for item in sorted(found, key=lambda item: -item[1])[:per_passage]]
     chosen: list[tuple[Candidate, float]] = []
     stated = list(said or [])
+    senses: set[str] = set()
     for candidate, p in sorted(kept, key=lambda item: (-item[1], item[0].rank)):
         words = set(content_tokens(candidate.sentence))
         if not words or any(restates(words, earlier) for earlier in stated):
             continue
+        sense = sense_name(candidate.passage).casefold()
+        if one_per_sense and sense in senses:
+            continue
+        senses.add(sense)
         chosen.append((candidate, p))
         stated.append(words)
         if len(chosen) >= max_readings:

@@ -1,0 +1,82 @@
+"""The answer-sentence reader: it tells an answer from a mention, its ONNX build is the trained
+model, the `reading_scorer` setting switches what scores readings, and a missing build says so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agent.assembly.features import Candidate
+from agent.assembly.reader import DELTA_PATH, ReaderUnavailableError, reader_probabilities
+from agent.context import Context
+from agent.errors import InputError
+
+# (question, a sentence answering it, a sentence about the same subject that does not)
+ANSWER_AND_MENTION = [
+    ("Who founded Hewlett-Packard?",
+     "Hewlett-Packard was founded in 1939 by Bill Hewlett and David Packard.",
+     "Hewlett-Packard is one of the best known technology companies in Silicon Valley."),
+    ("When was the Eiffel Tower completed?",
+     "The Eiffel Tower was completed in March 1889 for the World's Fair.",
+     "The Eiffel Tower is the most visited paid monument in the world."),
+    ("How long is the Amazon River?",
+     "The Amazon River is about 6,400 kilometres long.",
+     "The Amazon River flows through Brazil, Peru and Colombia."),
+    ("Who approves travel expenses at Northwind?",
+     "Travel expenses at Northwind are approved by the employee's line manager.",
+     "Northwind staff travel to client sites several times a year."),
+    ("What is the capital of Australia?",
+     "Canberra is the capital city of Australia.",
+     "Australia is the sixth-largest country in the world by area."),
+]
+
+
+def test_the_reader_ranks_an_answering_sentence_above_one_that_only_mentions_the_subject():
+    pairs = [(q, s) for q, answer, mention in ANSWER_AND_MENTION for s in (answer, mention)]
+    scores = reader_probabilities(pairs)
+    assert all(0.0 <= p <= 1.0 for p in scores)
+    for (question, _, _), answer, mention in zip(ANSWER_AND_MENTION, scores[::2], scores[1::2]):
+        assert answer > mention, question
+
+
+def test_the_onnx_build_gives_the_trained_torch_models_scores():
+    """The delta keeps the scores the trained model (torch) gave a few pairs; the ONNX file the
+    install built from the packaged weights and the delta must give them again."""
+    with np.load(DELTA_PATH) as data:
+        questions, texts, expected = list(data["check_questions"]), list(data["check_texts"]), data["check_scores"]
+    assert len(expected) >= 8
+    found = reader_probabilities(list(zip(questions, texts)))
+    assert np.max(np.abs(np.asarray(found) - expected)) < 1e-3
+
+
+def test_a_missing_reader_build_is_one_clear_error(tmp_path):
+    with pytest.raises(ReaderUnavailableError, match="run `make install`"):
+        reader_probabilities([("Who founded HP?", "Bill Hewlett and David Packard.")],
+                             path=str(tmp_path / "missing.onnx"))
+
+
+def test_the_reading_scorer_setting_switches_what_scores_the_sentences(monkeypatch):
+    from agent.assembly import selector
+
+    passage = {"id": "p1", "title": "Hewlett-Packard", "text": "x"}
+    found = [Candidate(passage, 0, "HP was founded in 1939.", 0), Candidate(passage, 1, "HP is large.", 0)]
+    monkeypatch.setattr(selector, "_logistic_pool", lambda *args, **kwargs: [(found[0], 0.3), (found[1], 0.3)])
+    monkeypatch.setattr(selector, "reader_scores", lambda question, candidates: [0.95, 0.02])
+    logistic = selector.score_pool("Who founded HP?", [passage], Context(reading_scorer="logistic"))
+    read = selector.score_pool("Who founded HP?", [passage], Context(reading_scorer="reader"))
+    assert [p for _, p in logistic] == [0.3, 0.3]
+    assert read[0][1] > read[1][1] and read[0][1] != 0.3
+    with pytest.raises(InputError, match="reading_scorer"):
+        Context(reading_scorer="judge")
+
+
+def test_the_gate_counts_the_senses_the_reader_is_confident_about():
+    from agent.assembly.gate import confident_senses
+
+    company = {"id": "a", "title": "Hewlett-Packard: history", "text": ""}
+    unit = {"id": "b", "title": "Horsepower", "text": ""}
+    found = [(Candidate(company, 0, "HP is a company.", 0), 0.5), (Candidate(company, 1, "HP sells PCs.", 0), 0.5),
+             (Candidate(unit, 0, "Horsepower is a unit of power.", 1), 0.5),
+             (Candidate(unit, 1, "A cut sentence without an end", 1), 0.5)]
+    assert confident_senses(found, [0.9, 0.8, 0.1, 0.9], 0.5) == 1  # the cut one is no reading
+    assert confident_senses(found, [0.9, 0.1, 0.7, 0.1], 0.5) == 2
