@@ -26,9 +26,10 @@ SUPPORT = 0.75  # share of the answer's content words its cited passage must con
 NOT_IN_DOCUMENTS = "The indexed documents do not answer this question."
 READINGS_INTRO = "The documents support {n} readings of this question."  # before templated readings only
 _INTRO = re.compile(re.escape(READINGS_INTRO).replace(re.escape("{n}"), r"\d+"))
-# a line break ends a sentence too: a passage read by structure keeps one between a list's lead-in
-# and its items, and after a line with no closing mark ("Added in: v7.3.0"); prose windows have none
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?]\])\s+|(?<=\])\s+(?=[A-Z])|\s*\n\s*")
+# a blank line ends a sentence too: a passage read by structure keeps one between its paragraphs,
+# after a line with no closing mark ("Added in: v7.3.0"); a list's lead-in and items (single line
+# breaks) read on as one sentence; prose windows have no line breaks at all
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?]\])\s+|(?<=\])\s+(?=[A-Z])|\s*\n[ \t]*\n\s*")
 _COMPLETE = re.compile(r"[.!?](\s*\[[\d,\s]+\])?\s*$|\]\s*[.!?]\s*$")
 _SILENT = re.compile(
     r"\b(do(es)?n[o']t|do(es)? not|cannot|can ?not|fail to|never)\b[^.]{0,40}\b"
