@@ -77,5 +77,6 @@ def cmd_eval(args) -> int:
         print("Simulated conversations:\n\n" + conversation_table(summary))
     if not args.json:
         print(f"reports in {args.out}: predictions.jsonl, summary.json, summary.md"
+              + (", conversations.txt" if args.simulate_user else "")
               + "".join(f", {p.rsplit('/', 1)[-1]}" for p in summary.get("plots", {}).values()))
     return 0

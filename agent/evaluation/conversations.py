@@ -156,6 +156,28 @@ def summarize_conversations(records: list[dict]) -> dict:
     return summary
 
 
+def transcript(record: dict) -> str:
+    """One simulated conversation as a person would read it: the question, each clarification
+    with its options (and the labelled sense each names), the replies, the final answer and its
+    scores."""
+    conversation, metrics = record["conversation"], record.get("simulated") or {}
+    lines = [f"[{record['id']}] user (wants: {conversation['intended_question']}): {record['question']}"]
+    for ask in conversation["asks"]:
+        lines.append("  assistant: Which of these did you mean?")
+        for option, sense in zip(ask["options"], ask["senses"]):
+            named = "names no labelled sense" if sense is None else f"names sense {sense + 1}"
+            lines.append(f"    {option['option']}. {option.get('label') or option['question']}  ({named})")
+        lines.append("    0. All of them")
+        lines.append(f"  user: {ask['reply'] if ask['reply'] is not None else '(gives up)'}")
+    answer = (record.get("output") or {}).get("answer") or "(no answer)"
+    lines.append(f"  assistant: {answer}")
+    reason = (conversation.get("clarify") or {}).get("reason")
+    lines.append(f"  -> success {metrics.get('success')}, precision {round(metrics.get('precision', 0), 2)}, "
+                 f"asks {metrics.get('asks')}, model calls {(record.get('usage') or {}).get('llm_calls')}"
+                 + (f"; last decision: {reason}" if reason else ""))
+    return "\n".join(lines)
+
+
 COLUMNS = [("success", "success"), ("precision", "precision"), ("asks", "asks"), ("calls", "calls"),
            ("false_ask_rate", "false_ask_rate"), ("option_recall", "option_recall"),
            ("unmatched_options", "unmatched_options"), ("duplicate_options", "duplicate_options"),

@@ -179,7 +179,9 @@ def write(out_dir: str, records: list[dict], summary: dict) -> None:
     (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
     table = markdown_table(summary)
     if summary.get("conversations"):
-        from agent.evaluation.conversations import conversation_table
+        from agent.evaluation.conversations import conversation_table, transcript
 
         table += "\nSimulated conversations:\n\n" + conversation_table(summary)
+        talks = [transcript(r) for r in records if r.get("conversation") and r.get("output") is not None]
+        (out / "conversations.txt").write_text("\n\n".join(talks) + "\n")
     (out / "summary.md").write_text(table)
