@@ -26,6 +26,8 @@ STAGES = {
     "synthesize_answer": "writing the answer",
     "ask_clarification": None,
     "deliver_answer": None,
+    "answer_chosen": None,  # the chosen sense's sentences, already written
+    "focus_passages_on_choice": None,
 }
 
 

@@ -6,7 +6,7 @@
 
 const $ = (id) => document.getElementById(id);
 const STAGES = {
-  read_message: null, ask_clarification: null, deliver_answer: null,
+  read_message: null, ask_clarification: null, deliver_answer: null, answer_chosen: null, focus_passages_on_choice: null,
   classify_ambiguity: "classifying ambiguity", rewrite_query: "rewriting the message from the conversation",
   run_method: "answering with {method}", retrieve: "retrieving passages", synthesize_answer: "writing the answer",
   // auto, the default method
