@@ -84,6 +84,9 @@ class ChatContext(RewriteContext):
     )
     clarify_threshold: float = field(default=0.2, metadata={
         "description": "gated policy: the gate probability from which asking pays (0.2 chosen on the demo tune split, bench/clarify_threshold.py)"})
+    confirm_threshold: float = field(default=0.5, metadata={
+        "description": "gated policy: with one grounded sense, the gate probability from which the chat asks whether "
+                       "it is the one meant (1: never; 0.5 chosen on the demo tune split: no clear question reaches it)"})
     max_clarifications: int = field(default=2, metadata={
         "description": "Clarifications asked at most in one turn (a reply of 'none of these' may lead to another)"})
     focus_answer: Literal["cited", "model"] = field(default="cited", metadata={
@@ -151,7 +154,8 @@ def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     signals = policy_signals(options if len(options) >= context.min_options else options[:1],
                              run.result.get("decision"))
     verdict = decide(context.clarify_policy, signals, asked=state.get("asks") or 0,
-                     max_asks=context.max_clarifications, threshold=context.clarify_threshold)
+                     max_asks=context.max_clarifications, threshold=context.clarify_threshold,
+                     confirm_threshold=context.confirm_threshold)
     asking = verdict["ask"]
     emit({"event": "interpretations_found", "count": len(interpretations), "grounded": len(options),
           "questions": [item["question"] for item in interpretations], "asking": asking, "reason": verdict["reason"]})

@@ -33,6 +33,11 @@ def test_the_policies_ask_as_their_names_say_and_say_why():
     assert held["ask"] is False and held["reason"] == "gate probability 0.30 < 0.50: one reading likely covers it"
     assert decide("always", {"senses": 1}, asked=0, max_asks=2, threshold=0)["ask"] is False  # nothing to choose
     assert decide("always", signals, asked=2, max_asks=2, threshold=0)["ask"] is False  # asked enough this turn
+    one = {"senses": 1, "gate_probability": 0.8}  # one reading found where the gate expects several
+    confirm = decide("gated", one, asked=0, max_asks=2, threshold=0.2, confirm_threshold=0.5)
+    assert confirm["ask"] is True and "asking whether it is the one meant" in confirm["reason"]
+    assert decide("gated", one, asked=0, max_asks=2, threshold=0.2, confirm_threshold=0.9)["ask"] is False
+    assert decide("always", one, asked=0, max_asks=2, threshold=0.2, confirm_threshold=0.5)["ask"] is False
     unknown = decide("gated", {"senses": 2}, asked=0, max_asks=2, threshold=0.9)
     assert unknown["ask"] is True and "no gate probability" in unknown["reason"]
 

@@ -7,9 +7,12 @@ disagree; it does not when one reading covers the question. Three policies (the 
 - `never`: answer every sense at once;
 - `always`: ask whenever there are two or more grounded options (senses);
 - `gated`: ask when there are two or more senses and the gate's probability that the question
-  is ambiguous over its passages (agent/assembly/gate.py) reaches `clarify_threshold` (chosen
-  on the tune splits with `disambig eval --simulate-user`, see docs/results/clarification.md).
-  A method without the gate's probability asks as `always` does, and says so.
+  is ambiguous over its passages (agent/assembly/gate.py) reaches `clarify_threshold`; and when
+  only one sense was found but the probability reaches `confirm_threshold`, ask whether that one
+  is meant (the person may say "none of these" and what they meant: the one reading found may
+  not be theirs). Both chosen on the tune splits with `disambig eval --simulate-user`, see
+  docs/results/clarification.md. A method without the gate's probability asks as `always` does,
+  and says so.
 
 The decision, with its reason and the signals it read, goes into the chat's `decision`.
 """
@@ -33,22 +36,26 @@ def policy_signals(options: list[dict], method_decision: dict | None) -> dict:
     return signals
 
 
-def decide(policy: str, signals: dict, *, asked: int, max_asks: int, threshold: float) -> dict:
+def decide(policy: str, signals: dict, *, asked: int, max_asks: int, threshold: float,
+           confirm_threshold: float = 1.0) -> dict:
     """{"policy", "ask", "reason", "signals"}: whether to ask now, and why."""
 
     def verdict(ask: bool, reason: str) -> dict:
         return {"policy": policy, "ask": ask, "reason": reason, "signals": signals}
 
     senses = signals.get("senses", 0)
+    probability = signals.get("gate_probability")
     if policy == "never":
         return verdict(False, "clarify_policy=never: the answer covers every sense")
+    if asked >= max_asks:
+        return verdict(False, f"already asked {asked} time(s) this turn: answering what was found")
+    if (policy == "gated" and senses == 1 and probability is not None and probability >= confirm_threshold):
+        return verdict(True, f"one grounded sense, but gate probability {probability:.2f} >= {confirm_threshold:.2f}: "
+                             "asking whether it is the one meant")
     if senses < 2:
         return verdict(False, f"{senses} grounded sense(s): nothing to choose between")
-    if asked >= max_asks:
-        return verdict(False, f"already asked {asked} time(s) this turn: answering every sense")
     if policy == "always":
         return verdict(True, f"{senses} grounded senses")
-    probability = signals.get("gate_probability")
     if probability is None:
         return verdict(True, f"{senses} grounded senses and no gate probability from this method: asking as always")
     if probability >= threshold:
