@@ -93,6 +93,10 @@ def fit_mix(tune: list[dict], senses: dict) -> tuple[ReaderMix, list[dict]]:
     y = flat(tune, "labels").astype(int)
     clf = LogisticRegression(C=1.0, max_iter=1000).fit(X, y)
     mix = ReaderMix(float(clf.coef_[0][0]), float(clf.coef_[0][1]), float(clf.intercept_[0]), 0.5)
+    if mix.reader_weight <= 0:  # a reader that only subtracts is not used: the selector alone, at its threshold
+        print(f"the reader's fitted weight is {mix.reader_weight:+.3f}: the mix keeps the selector alone",
+              file=sys.stderr)
+        return ReaderMix(1.0, 0.0, 0.0, load_selector().threshold), []
     for q in tune:
         q["mixed"] = mix.mixed(q["logistic"], q["reader_read"])
     labelled = [q for q in tune if q["sense_names"]]
