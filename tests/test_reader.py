@@ -60,12 +60,18 @@ def test_the_reading_scorer_setting_switches_what_scores_the_sentences(monkeypat
 
     passage = {"id": "p1", "title": "Hewlett-Packard", "text": "x"}
     found = [Candidate(passage, 0, "HP was founded in 1939.", 0), Candidate(passage, 1, "HP is large.", 0)]
+    asked = []
     monkeypatch.setattr(selector, "_logistic_pool", lambda *args, **kwargs: [(found[0], 0.3), (found[1], 0.3)])
-    monkeypatch.setattr(selector, "reader_scores", lambda question, candidates: [0.95, 0.02])
+    monkeypatch.setattr(selector, "reader_scores", lambda question, candidates: asked.append(question) or [0.95, 0.02])
+    monkeypatch.setattr(selector, "load_mix", lambda: selector.ReaderMix(0.5, 1.0, 0.0, 0.5))
+    _, unread = selector.scored_parts("Who founded HP?", [passage], Context(reading_scorer="logistic"))
     logistic = selector.score_pool("Who founded HP?", [passage], Context(reading_scorer="logistic"))
-    read = selector.score_pool("Who founded HP?", [passage], Context(reading_scorer="reader"))
-    assert [p for _, p in logistic] == [0.3, 0.3]
-    assert read[0][1] > read[1][1] and read[0][1] != 0.3
+    assert unread is None and not asked and [p for _, p in logistic] == [0.3, 0.3]
+    _, read = selector.scored_parts("Who founded HP?", [passage], Context(reading_scorer="reader"))
+    mixed = selector.score_pool("Who founded HP?", [passage], Context(reading_scorer="reader"))
+    assert read == [0.95, 0.02] and mixed[0][1] > 0.5 > mixed[1][1]
+    _, only_best = selector.scored_parts("Who founded HP?", [passage], Context(reading_scorer="reader", reader_candidates=1))
+    assert only_best[1] == selector.NOT_READ  # the reader reads the selector's best `reader_candidates`
     with pytest.raises(InputError, match="reading_scorer"):
         Context(reading_scorer="judge")
 
