@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent.assembly.reader import DELTA_PATH, INPUTS, encode_pairs, pair_tokenizer, segment  # noqa: E402
+from agent.assembly.reader_inputs import DELTA_PATH, INPUTS, encode_pairs, pair_tokenizer, segment  # noqa: E402
 from agent.assembly.reader_build import delta_arrays, trainable_net  # noqa: E402
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agent.assembly.compose import sense_name  # noqa: E402
 from agent.assembly.features import FEATURES  # noqa: E402
 from agent.assembly.selector import MODEL_PATH, SelectorModel, choose, scored_candidates  # noqa: E402
 from agent.context import Context  # noqa: E402
@@ -157,7 +158,8 @@ def selection_scores(questions: list[dict], model: SelectorModel | None, thresho
     stated = precise = wanted = recalled = 0
     for q in questions:
         probs = q[probabilities] if model is None else model.probabilities(q["rows"]).tolist()
-        chosen = choose(list(zip(q["candidates"], probs)), threshold, MAX_READINGS, one_per_sense=one_per_sense)
+        chosen = choose(list(zip(q["candidates"], probs)), threshold, MAX_READINGS,
+                        sense_of=sense_name if one_per_sense else None)
         golds = [a for sense in q["senses"] for a in sense]
         stated += len(chosen)
         precise += sum(states_any(c.sentence, golds) for c, _ in chosen)

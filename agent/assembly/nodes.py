@@ -69,7 +69,8 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
         return [], list(top)
     scored = scored if scored is not None else score_pool(question, pool, context)
     chosen = choose(scored, _threshold(context, ambiguous) if threshold is None else threshold, limit, skip_ids,
-                    said=[said_words(s) for s in said], one_per_sense=context.reading_scorer == "reader")
+                    said=[said_words(s) for s in said],
+                    sense_of=sense_name if context.reading_scorer == "reader" else None)
     passages = list(top) + [c.passage for c, _ in chosen if c.passage not in top]
     # a sense is named only where it tells readings apart: a clear question's one sense is the asked one
     lead = ambiguous or len({sense_name(c.passage) for c, _ in chosen}) > 1

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agent.assembly.reader import DELTA_PATH, INPUTS, ReaderUnavailableError, encode_pairs, pair_tokenizer, \
-    reader_onnx_path
+from agent.assembly.reader_inputs import (DELTA_PATH, INPUTS, ReaderUnavailableError, encode_pairs, pair_tokenizer,
+                                          reader_onnx_path)
 from agent.retrieval.onnx_minilm import model_dir
 
 TARGETS = ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense",

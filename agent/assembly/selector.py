@@ -177,13 +177,12 @@ def whole(sentence: str) -> bool:
 
 def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings: int,
            skip_ids: set[str] = frozenset(), said: list[set[str]] | None = None,
-           per_passage: int = 1, one_per_sense: bool = False) -> list[tuple[Candidate, float]]:
+           per_passage: int = 1, sense_of=None) -> list[tuple[Candidate, float]]:
     """The readings: each passage's best whole sentence (or best `per_passage`; no table row, no
     markup) at or over `threshold`, most probable first, less near-repeats of a chosen one (or of
-    `said`, the sentences already stated); with `one_per_sense`, at most one per sense (passage
-    title, `sense_name`): the reader's best sentence speaks for its sense, and the next reading
-    goes to another one. Nothing over the threshold: no reading (the selector abstains)."""
-    from agent.assembly.compose import sense_name  # compose reads this module's `restates`
+    `said`, the sentences already stated); with `sense_of` (a passage -> its sense's name, as
+    compose's `sense_name`), at most one per sense: the best sentence speaks for its sense, and
+    the next reading goes to another one. Nothing over the threshold: no reading (abstains)."""
     best: dict[str, list[tuple[Candidate, float]]] = {}
     for candidate, p in scored:
         pid = candidate.passage["id"]
@@ -199,8 +198,8 @@ def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings
         words = set(content_tokens(candidate.sentence))
         if not words or any(restates(words, earlier) for earlier in stated):
             continue
-        sense = sense_name(candidate.passage).casefold()
-        if one_per_sense and sense in senses:
+        sense = sense_of(candidate.passage).casefold() if sense_of else ""
+        if sense_of and sense in senses:
             continue
         senses.add(sense)
         chosen.append((candidate, p))
