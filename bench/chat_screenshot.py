@@ -59,7 +59,7 @@ def main() -> int:
                 print(f"[{seconds:6.1f}s] {path.name}: {bubble[:300]}", flush=True)
                 readings = page.locator(".msg.ai .reading").count()
                 seen_readings = seen_readings or readings > 0
-                if (seen_readings and readings == 0) or page.locator(".msg.ai .interps").count():
+                if (seen_readings and readings == 0) or page.locator(".msg.ai.final").count():
                     break  # the checked answer replaced the early lines
                 time.sleep(args.every)
             browser.close()

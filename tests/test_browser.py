@@ -19,7 +19,7 @@ import pytest
 
 from bench.chat_screenshot import CHROMIUM, CHROMIUM_ARGS
 from bench.fake_openai import FakeOpenAI, closed_port_url
-from tests.chat_script import FOCUSED, TWO_MEANINGS, fake_openai_reply
+from tests.chat_script import TWO_MEANINGS, fake_openai_reply
 from tests.test_server import free_port, server_env, start, stop
 
 WAIT_MS = 300_000  # a run on the shared 2-core machine (the first one loads the detector and the encoder)
@@ -123,37 +123,44 @@ def test_page_asks_streams_stages_and_a_clarification_choice_resumes_the_thread(
     # auto, the page's default: the model's two grounded readings (its uncited games reading is
     # dropped), then up to 4 extractive readings ("What is X?" asks for every meaning), the games
     # passages' sense first
-    found = re.search(r"interpretations found: (\d) \(\1 grounded\), asking which one you mean", stages)
-    assert found and 3 <= int(found.group(1)) <= 6
+    found = re.search(r"interpretations found: (\d) \((\d) grounded senses\), asking which one you mean", stages)
+    assert found and 2 <= int(found.group(2)) <= 4  # one option per sense, at most four
     buttons = page.locator(".options button")
     labels = buttons.all_inner_texts()
-    assert labels[:2] == ["1. What is HP, the company? (Hewlett-Packard)", "2. What is hp, the unit? (horsepower)"]
-    assert len(labels) == int(found.group(1)) + 1 and labels[2].startswith("3. What is HP (") and labels[-1] == "All of them"
+    assert len(labels) == int(found.group(2)) + 1 and labels[-1] == "All of them"
+    for number, label in enumerate(labels[:-1], 1):  # each sense named, with its cited sentence and source
+        name, quote, source = label.split("\n")
+        assert name.startswith(f"{number}. ") and quote.startswith("\u201c") and source
+    assert len({label.split("\n")[0][3:] for label in labels[:-1]}) == len(labels) - 1  # no sense twice
+    assert "None of these? Type what you meant." in page.inner_text(".msg.clarification")
     assert "· waiting" in page.inner_text("#threads li.current")
     shot(page, tmp_path, "1-clarification")
 
     record_answer_text(page)
+    chosen = labels[0].split("\n")[0][3:]
     buttons.nth(0).click()
-    page.wait_for_function("window.answerTexts.some(text => text.length > 0)", timeout=WAIT_MS)
-    shot(page, tmp_path, "2-answer-streaming")
-    page.wait_for_selector(".msg.ai .interps", timeout=WAIT_MS)
-    answer = json.loads(FOCUSED)["answer"]
-    texts = page.evaluate("window.answerTexts")
-    streamed = [text for text in texts if text and "Interpretations" not in text]
-    # shown while streaming, before the checked answer with its interpretations: whole sentences only
-    assert streamed and all(answer.startswith(text) and text.endswith(".") for text in streamed), texts
-    assert page.inner_text(".msg.ai:not(.clarification)").startswith(answer)
-    assert page.evaluate("document.activeElement.id") == "input"
-
+    page.wait_for_selector(".msg.ai.final", timeout=WAIT_MS)
+    shot(page, tmp_path, "2-answer")
     thread_id = page.evaluate("location.hash").split("=", 1)[1]
     state = httpx.get(f"{server.url}/threads/{thread_id}/state", timeout=30).json()
-    cited = state["values"]["passages"][0]
+    answer = state["values"]["answer"]
+    # the chosen sense's cited sentences, written before asking: shown whole, never withdrawn
+    squeezed = lambda text: re.sub(r"\s+", "", text)  # noqa: E731 (citation buttons and blocks change spacing only)
+    streamed = [text for text in page.evaluate("window.answerTexts") if text]
+    assert streamed  # shown at once: no model call after the choice
+    final = squeezed(page.inner_text(".msg.ai.final"))  # its sentences, in a block per interpretation they state
+    assert all(squeezed(part) in final for part in re.split(r"(?<=\.)\s+(?=[A-Z])", answer))
+    assert page.evaluate("document.activeElement.id") == "input"
+    assert page.locator(".msg.human").all_inner_texts() == ["What is HP?", chosen]
+
     citation = page.locator(".msg.ai:not(.clarification) .cite").first
+    number = int(citation.inner_text().strip("[]"))
+    cited = state["values"]["passages"][number - 1]
     assert citation.get_attribute("title").startswith(f"{cited['title']}: ")  # the passage on hover
     citation.click()  # and in full on click
-    assert page.inner_text("#passage-title") == f"[1] {cited['title']}"
+    assert page.inner_text("#passage-title") == f"[{number}] {cited['title']}"
     assert page.inner_text("#passage-text") == cited["text"]
-    assert page.inner_text(".interps li").startswith("What is HP, the company? Hewlett-Packard")
+    assert cited["title"] in page.inner_text(".msg.ai.final .sources")  # sources by title
     shot(page, tmp_path, "3-answer-with-cited-passage")
     assert state["next"] == [] and state["values"]["decision"]["choice"] == 1
     assert "· waiting" not in page.inner_text("#threads li.current")
@@ -168,13 +175,14 @@ def test_all_of_them_answers_every_interpretation_and_the_method_list_comes_from
     ask(page, "What is HP?")
     page.wait_for_selector(".options button.all", timeout=WAIT_MS)
     page.click(".options button.all")
-    page.wait_for_selector(".msg.ai .interps", timeout=WAIT_MS)
-    shown = re.fullmatch(r"Interpretations \((\d)\)", page.inner_text(".interps h3"))
-    assert shown and 3 <= int(shown.group(1)) <= 6
-    items = page.locator(".interps li")
-    # every reading shown is grounded: each cites its passage (the uncited "HP in games" was dropped)
-    count = int(shown.group(1))
-    assert items.count() == count and all(items.nth(n).locator(".cite").count() >= 1 for n in range(count))
+    page.wait_for_selector(".msg.ai.final", timeout=WAIT_MS)
+    blocks = page.locator(".msg.ai.final .sense")  # one block per sense: its name, cited sentence, sources
+    count = blocks.count()
+    assert 2 <= count <= 6
+    for n in range(count):
+        block = blocks.nth(n)
+        assert block.locator("h3").inner_text() and block.locator(".cite").count() >= 1
+        assert block.locator(".sources").inner_text().startswith("Sources: ")
     answer_text = page.inner_text(".msg.ai:not(.clarification)")  # readings first, then the model's new sentences
     assert "Hewlett-Packard" in answer_text and answer_text.count("[") >= 2
     page.set_viewport_size({"width": 380, "height": 700})  # a narrow window: the input stays on screen
@@ -193,7 +201,7 @@ def test_threads_reopen_with_history_and_a_waiting_question_after_a_server_resta
         page.wait_for_selector("#method option", state="attached")
         page.select_option("#method", "rac")
         ask(page, "What is a jaguar?")  # one meaning: answered directly
-        page.wait_for_selector(".msg.ai .interps", timeout=WAIT_MS)
+        page.wait_for_selector(".msg.ai.final", timeout=WAIT_MS)
         answered = page.evaluate("location.hash").split("=", 1)[1]
         runs = httpx.get(f"{server.url}/threads/{answered}/runs", timeout=30).json()
         assert runs[0]["kwargs"]["context"]["downstream"] == "rac"  # the selected method answered
@@ -216,7 +224,7 @@ def test_threads_reopen_with_history_and_a_waiting_question_after_a_server_resta
         titles = page.locator("#threads li").all_inner_texts()
         assert "What is a jaguar?" in titles and "What is HP? · waiting" in titles
         page.click(f"#threads li[data-thread='{answered}']")
-        page.wait_for_selector(".msg.ai .interps")
+        page.wait_for_selector(".msg.ai.final")
         assert page.locator(".msg.human").all_inner_texts() == ["What is a jaguar?"]
         assert page.inner_text(".msg.ai").startswith("A jaguar is a big cat of the Americas")
         shot(page, tmp_path, "6-reopened-after-restart")
@@ -225,9 +233,10 @@ def test_threads_reopen_with_history_and_a_waiting_question_after_a_server_resta
         page.wait_for_selector(".options button")
         # the waiting question still resumes (the scripted focused reply is the company's: choose it,
         # so its reading is grounded in the focused passages and listed)
+        first = page.locator(".options button .label").nth(0).inner_text()[3:]
         page.locator(".options button").nth(0).click()
-        page.wait_for_selector(".msg.ai .interps", timeout=WAIT_MS)
-        assert page.locator(".msg.human").all_inner_texts() == ["What is HP?", "What is HP, the company?"]
+        page.wait_for_selector(".msg.ai.final", timeout=WAIT_MS)
+        assert page.locator(".msg.human").all_inner_texts() == ["What is HP?", first]
         shot(page, tmp_path, "7-resumed-after-restart")
         page.close()
     finally:
@@ -290,7 +299,7 @@ def test_early_readings_show_at_once_and_the_checked_answer_updates_the_same_bub
         assert page.locator(".msg.ai .reading").count() == 2  # the prose streams under the readings
         path = shot(page, tmp_path, "9-readings-then-prose-streaming")
         print(f"streaming screenshot: {path}")
-        page.wait_for_selector(".msg.ai .interps", timeout=WAIT_MS)
+        page.wait_for_selector(".msg.ai.final", timeout=WAIT_MS)
 
         assert page.locator(".msg.ai").count() == 1  # one bubble, updated in place: not three versions
         bubble = page.inner_text(".msg.ai")
