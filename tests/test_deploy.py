@@ -34,7 +34,8 @@ def deployment(postgres, chroma_server, tmp_path_factory):
         try:
             for replica in replicas:
                 replica.wait_ready()
-            yield {"replicas": replicas, "url": url, "fake": fake, "context": {"model": "openai:fake", "downstream": "vanilla"}}
+            yield {"replicas": replicas, "url": url, "fake": fake, "context": {"model": "openai:fake", "downstream": "vanilla",
+                                                                                 "focus_answer": "model"}}
         finally:
             for replica in replicas:
                 replica.stop()

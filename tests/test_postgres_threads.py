@@ -18,7 +18,7 @@ def chat(scripted, demo_index, database_url, monkeypatch, capsys):
     def run(*lines, extra=()):
         monkeypatch.setattr("sys.stdin", io.StringIO("".join(f"{line}\n" for line in lines)))
         code = main(["chat", "--thread", "pg-demo", "--model", "scripted", "--index", demo_index,
-                     "--method", "vanilla", *extra])  # the thread store is under test: vanilla answers
+                     "--method", "vanilla", "--set", "focus_answer=model", *extra])  # the thread store is under test
         captured = capsys.readouterr()
         return code, captured.out, captured.err
 
@@ -41,7 +41,7 @@ def test_chat_thread_and_waiting_question_live_in_postgres(chat, database_url, m
 
 def test_two_sessions_on_one_database_share_the_thread(scripted, demo_index, database_url):
     scripted.rules.extend(chat_rules())
-    settings = {"model": "scripted", "index_dir": demo_index, "downstream": "vanilla"}
+    settings = {"model": "scripted", "index_dir": demo_index, "downstream": "vanilla", "focus_answer": "model"}
     with open_checkpointer(database_url=database_url) as saver:
         events = list(ChatSession(saver, "shared", settings).send("What is HP?"))
         assert events[-1]["event"] == "clarification" and len(events[-1]["options"]) == 2

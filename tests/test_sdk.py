@@ -39,7 +39,8 @@ def server(demo_index, tmp_path_factory):
     assert "BlockingError" not in running.log()  # no sync call ran on the server's event loop
 
 
-CHAT = {"downstream": "vanilla"}  # these tests are about the protocol: vanilla answers (auto is tested elsewhere)
+CHAT = {"downstream": "vanilla", "focus_answer": "model"}  # the protocol: vanilla answers, the model writes the answer
+# after a choice (auto and the default answer after a choice are tested in test_chat and test_clarification_policy)
 
 
 def run(coroutine):
@@ -87,7 +88,7 @@ def test_stream_the_chat_graph_receive_the_interrupt_resume_with_command_and_rea
         values = state["values"]
         assert state["next"] == [] and values["answer"] == FOCUSED_ANSWER and values["decision"]["choice"] == 1
         assert [m["type"] for m in values["messages"]] == ["human", "ai", "human", "ai"]
-        assert values["messages"][2]["content"] == "What is HP, the company?"
+        assert values["messages"][2]["content"] == request["options"][0]["label"] == "Hewlett-Packard"
         history = await client.threads.get_history(thread)
         assert history[0]["values"]["answer"] == FOCUSED_ANSWER and "answer" not in history[-1]["values"]  # newest first
         assert (await client.threads.get(thread))["status"] == "idle"

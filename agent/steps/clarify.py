@@ -70,7 +70,10 @@ def clarification_options(interpretations: list[dict] | None, limit: int = MAX_O
 
 def option_source(answer: str, citations: list[str], by_id: dict[str, dict]) -> dict:
     """The option's cited passage: its id, title and the sentence that best states the answer."""
-    passage = next((by_id[c] for c in citations if c in by_id), None)
+    cited = [by_id[c] for c in citations if c in by_id]
+    # the passage that states the answer best, its title first ("Hewlett-Packard" over "The HP Way")
+    passage = max(cited, key=lambda p: (answer_support(answer, p.get("title", "")),
+                                        answer_support(answer, p.get("text", ""))), default=None)
     if passage is None:
         return {"id": citations[0], "title": "", "quote": answer}
     parts = sentences(passage.get("text") or "") or [passage.get("text") or ""]
