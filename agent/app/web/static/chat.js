@@ -133,7 +133,10 @@ function sentenceKey(text) {
 // shown early that the checked answer no longer holds gets a short note saying so (and why).
 function renderAnswer(bubble, values, readings = []) {
   const passages = values.passages || [];
-  withCitations(bubble, values.answer || bubble.textContent, passages);
+  const interpretations = values.interpretations || [];
+  if (interpretations.length > 1) bubble.replaceChildren(...senseBlocks(values, passages));
+  else withCitations(bubble, values.answer || bubble.textContent, passages);
+  if (interpretations.length === 1) bubble.append(sourcesLine(interpretations[0].citations || [], passages));
   const final = sentenceKey(values.answer);
   const reasons = Object.fromEntries(((values.decision || {}).dropped_readings || []).map((d) => [d.sense, d.reason]));
   for (const reading of readings) {
@@ -141,9 +144,7 @@ function renderAnswer(bubble, values, readings = []) {
     const reason = reasons[reading.sense];
     bubble.append(element("div", "dropped", `dropped: ${reading.sense || reading.text}` + (reason ? ` (${reason})` : "")));
   }
-  const interpretations = values.interpretations || [];
-  if (interpretations.length > 1) bubble.replaceChildren(...senseBlocks(values, passages));
-  else if (interpretations.length === 1) bubble.append(sourcesLine(interpretations[0].citations || [], passages));
+  bubble.classList.add("final");  // the checked answer is in: nothing in this bubble changes any more
   scrollDown();
 }
 
