@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--loto-scores", nargs="*", default=[],
                         help="bench/train_reader.py --scores-out files: the reader's held-out-topic pair scores")
-    parser.add_argument("--out", default="/tmp/reader-eval.json")
+    parser.add_argument("--out", default="reader-eval.json")
     args = parser.parse_args(argv)
     senses = corpus_senses()
     tune = scored(pools(fixture_questions("demo_questions.json", ids("demo_tune")), args.demo_index)
