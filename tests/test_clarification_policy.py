@@ -72,6 +72,16 @@ def test_the_answer_after_a_choice_is_the_methods_sentences_on_that_sense_only()
     assert fallback == "Horsepower is a unit of power [3]."  # its cited passage sentence
 
 
+def test_a_chosen_option_with_a_folded_sub_topic_is_one_interpretation():
+    option = {"option": 1, "question": "What is HP, the company?", "answer": "Hewlett-Packard",
+              "citations": ["p1", "p2"], "source": {"id": "p1", "title": "", "quote": "HP is a company"}}
+    readings = [{"question": "What is Hewlett-Packard?", "answer": "a company", "citations": ["p1"]},
+                {"question": "What is the HP Way?", "answer": "a management style", "citations": ["p2"]},
+                {"question": "What is horsepower?", "answer": "a unit", "citations": ["p3"]}]
+    _, interpretations = chosen_answer(option, "HP is a company [1]. The HP Way is its culture [2].", readings, PASSAGES)
+    assert [(i["question"], i["citations"]) for i in interpretations] == [("What is HP, the company?", ["p1", "p2"])]
+
+
 @pytest.fixture
 def settings(scripted, demo_index):
     scripted.rules.extend(chat_rules())

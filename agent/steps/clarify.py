@@ -240,13 +240,17 @@ def sense_matcher(context, passages: list[dict], threshold: float):
 def chosen_answer(option: dict, answer: str, interpretations: list[dict], passages: list[dict]) -> tuple[str, list[dict]]:
     """(answer, interpretations) for the chosen sense, from what the method already wrote: its
     sentences citing only the option's passages (else the option's cited passage sentence: a
-    sentence contrasting two senses is not about the chosen one), and the interpretations citing them."""
+    sentence contrasting two senses is not about the chosen one), and the option as the one
+    interpretation (the readings it folded in merged, their citations kept)."""
     numbers = {n for n, p in enumerate(passages, 1) if p["id"] in option["citations"]}
     kept = [s for s in sentences(answer) if cited_numbers(s) and cited_numbers(s) <= numbers]  # about this sense only
     if not kept:
         quote = option["source"]["quote"].strip().rstrip(".")
         kept = [f"{quote}{marker(option['citations'], passages)}."]
     about = [item for item in interpretations if set(item.get("citations") or []) & set(option["citations"])]
+    if len(about) > 1:  # sub-topics folded into the option are one sense: one interpretation, not one block each
+        citations = list(dict.fromkeys(c for item in about for c in item.get("citations") or []))
+        about = [{**about[0], "question": option["question"], "answer": option["answer"], "citations": citations}]
     return " ".join(kept), about
 
 
