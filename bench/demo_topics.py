@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="local")
     parser.add_argument("--topics", nargs="*", help="only these demo topics")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a method setting")
-    parser.add_argument("--out", default="/tmp/demo-topic-runs.jsonl")
+    parser.add_argument("--out", default="demo-topic-runs.jsonl")
     args = parser.parse_args(argv)
     schema = load_method(args.method).builder.context_schema
     context = {"model": args.model, "index_dir": args.index, **parse_settings(args.set, schema)}

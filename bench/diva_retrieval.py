@@ -104,7 +104,7 @@ def recovered(plain: float, model: float, oracle: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--index", default=os.environ.get("DISAMBIG_WIKIPOOL_INDEX", "/tmp/wikipool-index"))
+    parser.add_argument("--index", default=os.environ.get("DISAMBIG_WIKIPOOL_INDEX", "wikipool-index"))
     parser.add_argument("--modes", nargs="+", default=["dense", "hybrid"], choices=["dense", "sparse", "hybrid"])
     parser.add_argument("--sample", type=int, default=24, help="questions whose pseudo-interpretations the model infers")
     parser.add_argument("--seed", type=int, default=7)

@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=0, help="seeded sample of questions (0: all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--ids", nargs="*", help="only these question ids")
-    parser.add_argument("--out", default="/tmp/sense-recall-runs.jsonl")
+    parser.add_argument("--out", default="sense-recall-runs.jsonl")
     parser.add_argument("--cache", help="replay and store the model's replies in this SQLite file")
     parser.add_argument("--split", choices=["tune", "test", "all"], default="all",
                         help="the demo fixture's half (bench/splits/demo_*.txt); the held-out fixture is test only")

@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -127,7 +128,7 @@ def pools(questions: list[dict], index_dir: str) -> list[dict]:
     """Each question with its retrieved pool and passage vectors (auto's reading pool)."""
     retriever = get_retriever(Context(index_dir=index_dir))
     if index_dir not in MEMOS:
-        memo_file = Path(os.environ.get("TMPDIR", "/tmp")) / f"selector-embed-{Path(index_dir).name}.pkl"
+        memo_file = Path(tempfile.gettempdir()) / f"selector-embed-{Path(index_dir).name}.pkl"
         MEMOS[index_dir] = MemoEmbed(retriever.embed_queries, memo_file)
     memo = MEMOS[index_dir]
     for q in questions:
