@@ -106,7 +106,7 @@ class Context:
     prose_floor: float = field(default=0.1, metadata={
         "description": "Selector probability a model sentence needs to stay beside readings (0: no floor; 0.1 "
                        "chosen on the tune splits, see agent/data/selector_card.md)"})
-    reading_scorer: Literal["reader", "logistic"] = field(default="logistic", metadata={
+    reading_scorer: Literal["reader", "logistic"] = field(default="reader", metadata={
         "description": "What judges whether a sentence answers the question: reader (the trained answer-sentence "
                        "reader's probability beside the selector's features, for the readings, the model sentences' "
                        "floor, the gate's count of confident senses and the gap notes; card: "

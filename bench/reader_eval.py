@@ -12,8 +12,9 @@ come from bench/train_selector.py's `cross_validated`; the reader's held-out-top
 `bench/train_reader.py --holdout-groups ... --scores-out` runs (`--loto-scores`).
 
 --fit: the mix of the reader's and the selector's logits (agent/assembly/selector.py ReaderMix),
-a logistic regression on the tune candidates, and its threshold: the best F0.5 of readings-only
-precision and sense recall on the tune questions (as the selector's is picked), written to
+a logistic regression on the tune candidates, and its threshold: the best F1 of readings-only
+precision and sense recall on the tune questions (`--criterion f0.5` weighs precision as the
+selector's threshold was picked; the answer targets weigh the two alike), written to
 agent/data/reader_selector.npz.
 --judge N: a seeded sample of N candidates per test split (every positive up to N/4, the rest
 negatives) also judged by the model (agent/assembly/judge.py); all three scorers are scored on it.
@@ -85,7 +86,7 @@ def flat(questions: list[dict], key: str) -> np.ndarray:
     return np.concatenate([np.asarray(q[key], dtype=float) for q in questions]) if questions else np.zeros(0)
 
 
-def fit_mix(tune: list[dict], senses: dict) -> tuple[ReaderMix, list[dict]]:
+def fit_mix(tune: list[dict], senses: dict, beta: float = 1.0) -> tuple[ReaderMix, list[dict]]:
     from sklearn.linear_model import LogisticRegression
 
     from agent.assembly.selector import _logit
@@ -103,10 +104,10 @@ def fit_mix(tune: list[dict], senses: dict) -> tuple[ReaderMix, list[dict]]:
     table = [{"threshold": t, **selection_scores(labelled, None, t, senses, probabilities="mixed", one_per_sense=True)}
              for t in np.round(np.arange(0.1, 0.91, 0.05), 2)]
 
-    def f_half(row: dict) -> float:
+    def f_beta(row: dict) -> float:
         p, r = row["precision"], row["sense_recall"] or 0.0
-        return 1.25 * p * r / (0.25 * p + r) if p + r else 0.0
-    best = max(table, key=lambda row: (round(f_half(row), 3), row["threshold"]))
+        return (1 + beta ** 2) * p * r / (beta ** 2 * p + r) if p + r else 0.0
+    best = max(table, key=lambda row: (round(f_beta(row), 3), row["threshold"]))
     return ReaderMix(mix.selector_weight, mix.reader_weight, mix.intercept, float(best["threshold"])), table
 
 
@@ -176,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tune-index", required=True)
     parser.add_argument("--wiki-index")
     parser.add_argument("--fit", action="store_true", help="fit and write the reader's mix (agent/data/reader_selector.npz)")
+    parser.add_argument("--criterion", choices=("f1", "f0.5"), default="f1",
+                        help="--fit: what the mix's threshold maximizes on tune (readings' precision and sense recall)")
     parser.add_argument("--judge", type=int, default=0)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--loto-scores", nargs="*", default=[],
@@ -187,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
                   + pools(tune_fixture_questions(), args.tune_index))
     report: dict = {}
     if args.fit:
-        mix, table = fit_mix(tune, senses)
+        mix, table = fit_mix(tune, senses, beta=1.0 if args.criterion == "f1" else 0.5)
         np.savez(MIX_PATH, selector_weight=mix.selector_weight, reader_weight=mix.reader_weight,
                  intercept=mix.intercept, threshold=mix.threshold)
         report["mix"] = {"selector_weight": mix.selector_weight, "reader_weight": mix.reader_weight,

@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.assembly.reader_inputs import DELTA_PATH, INPUTS, encode_pairs, pair_tokenizer, segment  # noqa: E402
-from agent.assembly.reader_build import delta_arrays, trainable_net  # noqa: E402
+from agent.assembly.reader_build import delta_arrays, round_to_shipped, trainable_net  # noqa: E402
 
 
 def split_by_question(pairs: list[dict], share: float, seed: int) -> tuple[list[dict], list[dict]]:
@@ -86,7 +86,8 @@ def length_buckets(pairs: list[dict], size: int, rng: random.Random) -> list[lis
 def train_stage(net, tokenizer, train: list[dict], valid: list[dict], args, lr: float, epochs: float,
                 name: str, log) -> dict:
     """One stage: AdamW, weighted BCE, evaluation every `--eval-every` steps; the best state by
-    validation average precision is kept, and the stage stops after `--patience` evaluations
+    the validation measure `--select-on` (ROC-AUC by default: average precision on a few hundred
+    pairs is too noisy to stop on) is kept, and the stage stops after `--patience` evaluations
     without a better one."""
     import torch
     rng = random.Random(args.seed)
@@ -115,8 +116,8 @@ def train_stage(net, tokenizer, train: list[dict], valid: list[dict], args, lr: 
             found = quality(labels, scores(net, tokenizer, valid))
             log({"stage": name, "step": step, "of": total, "loss": round(loss.item(), 4),
                  "minutes": round((time.time() - started) / 60, 1), **found})
-            if (found["ap"] or 0) > best:
-                best, waited = found["ap"] or 0, 0
+            if (found[args.select_on] or 0) > best:
+                best, waited = found[args.select_on] or 0, 0
                 best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
             else:
                 waited += 1
@@ -124,7 +125,7 @@ def train_stage(net, tokenizer, train: list[dict], valid: list[dict], args, lr: 
                     break
     if best_state is not None:
         net.load_state_dict(best_state)
-    return {"steps": step, "best_ap": best, "minutes": round((time.time() - started) / 60, 1)}
+    return {"steps": step, f"best_{args.select_on}": best, "minutes": round((time.time() - started) / 60, 1)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,18 +134,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(DELTA_PATH))
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--max-tokens", type=int, default=128)
-    parser.add_argument("--adapted-layers", type=int, default=3)
-    parser.add_argument("--rank", type=int, default=16)
-    parser.add_argument("--alpha", type=float, default=32.0)
+    parser.add_argument("--adapted-layers", type=int, default=6)
+    parser.add_argument("--rank", type=int, default=8)
+    parser.add_argument("--alpha", type=float, default=16.0)
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--epochs", type=float, default=1.0)
+    parser.add_argument("--epochs", type=float, default=1.5)
     parser.add_argument("--adapt-epochs", type=float, default=2.0)
     parser.add_argument("--lr", type=float, default=5e-4)
     parser.add_argument("--adapt-lr", type=float, default=2e-4)
     parser.add_argument("--max-pairs", type=int, default=0, help="use at most this many public pairs (0: all)")
-    parser.add_argument("--eval-every", type=int, default=100)
+    parser.add_argument("--eval-every", type=int, default=60)
     parser.add_argument("--patience", type=int, default=3)
-    parser.add_argument("--valid-max", type=int, default=800, help="validation pairs scored per evaluation")
+    parser.add_argument("--select-on", choices=("auc", "ap"), default="auc",
+                        help="validation measure that picks the kept state and stops a stage")
+    parser.add_argument("--valid-max", type=int, default=1200, help="validation pairs scored per evaluation")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--holdout-groups", default="", help="fixture topics (groups) left out of stage 2")
     parser.add_argument("--scores-out", help="JSONL: the held-out groups' pairs with their scores")
@@ -192,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.scores_out).write_text("".join(json.dumps({**p, "score": float(s)}) + "\n" for p, s in zip(held, found)))
         report["held_out_groups"] = quality(np.array([p["label"] for p in held]), found)
     net.eval()
+    round_to_shipped(net)
     check = (demo_valid or valid)[:24]
     check_scores = scores(net, tokenizer, check)
     dev_scores = scores(net, tokenizer, demo_valid) if demo_valid else np.zeros(0)

@@ -366,17 +366,19 @@ def based_synthesis(messages) -> str:
         f"deal valued at roughly $25 billion [{compaq}].")})
 
 
-@pytest.mark.parametrize("floor", [0.1, 0.0])
-def test_a_model_sentence_the_selector_reads_as_no_answer_is_neither_streamed_nor_kept(scripted, demo_index, floor):
+@pytest.mark.parametrize("floor, scorer", [(0.1, "logistic"), (0.0, "logistic"), (0.0, "reader")])
+def test_a_model_sentence_the_selector_reads_as_no_answer_is_neither_streamed_nor_kept(scripted, demo_index, floor,
+                                                                                        scorer):
     scripted.rules.append((SYNTHESIS_MARKER, based_synthesis))
     events = list(api.stream("Where is HP based?", "auto",  # whole passages: the model may copy any sentence
                              {"model": "scripted", "index_dir": demo_index, "prose_floor": floor,
-                              "compress_passages": False}))
+                              "compress_passages": False, "reading_scorer": scorer}))
     streamed = "".join(e["text"] for e in events if e["event"] == "token")
     result = events[-1]["result"]
     assert "Addison Avenue" in streamed and "Addison Avenue" in result["answer"]
     dropped = [d for d in result["decision"]["auto"]["assembly"]["dropped"] if "Compaq" in d["sentence"]]
-    if floor:  # the acquisition does not say where HP is: never on screen, listed with its reason
+    if floor or scorer == "reader":  # the acquisition does not say where HP is: never on screen, listed with its reason
+        # (the reader judges a model sentence whatever prose_floor says)
         assert "Compaq" not in streamed and "Compaq" not in result["answer"]
         assert dropped and dropped[0]["reason"].startswith("does not answer the question")
     else:
