@@ -408,8 +408,9 @@ def points_and_again(messages) -> str:
 
 def test_a_draft_clause_saying_a_reading_again_is_cut_alike_on_screen_and_in_the_answer(scripted, demo_index):
     scripted.rules.append((SYNTHESIS_MARKER, points_and_again))
-    events = list(api.stream("What is HP?", "auto",  # no prose floor: what is left of the sentence stands
-                             {"model": "scripted", "index_dir": demo_index, "prose_floor": 0.0}))
+    events = list(api.stream("What is HP?", "auto",  # no floor (the reader's is its own): what is left stands
+                             {"model": "scripted", "index_dir": demo_index, "prose_floor": 0.0,
+                              "reading_scorer": "logistic"}))
     readings = [r["text"] for e in events if e["event"] == "readings" for r in e["readings"]]
     streamed = "".join(e["text"] for e in events if e["event"] == "token")
     result = events[-1]["result"]
