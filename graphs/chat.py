@@ -82,11 +82,13 @@ class ChatContext(RewriteContext):
                                  "always (whenever two or more grounded senses are found), gated (two or more senses "
                                  "and the gate's ambiguity probability >= clarify_threshold; chosen on the tune splits)"},
     )
-    clarify_threshold: float = field(default=0.2, metadata={
-        "description": "gated policy: the gate probability from which asking pays (0.2 chosen on the demo tune split, bench/clarify_threshold.py)"})
-    confirm_threshold: float = field(default=0.5, metadata={
+    clarify_threshold: float = field(default=0.65, metadata={
+        "description": "gated policy: the gate probability from which asking pays (0.65 chosen on the demo tune split, "
+                       "bench/clarify_threshold.py: 0 to 0.65 tie, the fewest asks kept)"})
+    confirm_threshold: float = field(default=0.65, metadata={
         "description": "gated policy: with one grounded sense, the gate probability from which the chat asks whether "
-                       "it is the one meant (1: never; 0.5 chosen on the demo tune split: no clear question reaches it)"})
+                       "it is the one meant (1: never; 0.65 chosen on the demo tune split, bench/clarify_threshold.py "
+                       "--confirm: 0.45 to 0.65 tie, the fewest asks kept)"})
     max_clarifications: int = field(default=2, metadata={
         "description": "Clarifications asked at most in one turn (a reply of 'none of these' may lead to another)"})
     focus_answer: Literal["cited", "model"] = field(default="cited", metadata={

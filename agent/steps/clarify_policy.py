@@ -7,7 +7,9 @@ disagree; it does not when one reading covers the question. Three policies (the 
 - `never`: answer every sense at once;
 - `always`: ask whenever there are two or more grounded options (senses);
 - `gated`: ask when there are two or more senses and the gate's probability that the question
-  is ambiguous over its passages (agent/assembly/gate.py) reaches `clarify_threshold`; and when
+  is ambiguous over its passages (agent/assembly/gate.py; with `reading_scorer=reader` it is at
+  least the gate's threshold when the reader is sure of a reading in two senses or more, the
+  `confident_senses` signal) reaches `clarify_threshold`; and when
   only one sense was found but the probability reaches `confirm_threshold`, ask whether that one
   is meant (the person may say "none of these" and what they meant: the one reading found may
   not be theirs). Both chosen on the tune splits with `disambig eval --simulate-user`, see
@@ -25,12 +27,14 @@ ClarifyPolicy = Literal["never", "always", "gated"]
 
 
 def policy_signals(options: list[dict], method_decision: dict | None) -> dict:
-    """What the policies read: the senses offered and the gate's view of the passages."""
+    """What the policies read: the senses offered and the gate's view of the passages (with the
+    reader's count of confidently answered senses)."""
     signals: dict = {"senses": len(options)}
     for detail in (method_decision or {}).values():  # a method's own detail sits under its name
         if isinstance(detail, dict) and isinstance(detail.get("signals"), dict):
             gate = detail["signals"]
-            for name in ("gate_probability", "readable_passages", "best_probability", "second_probability"):
+            for name in ("gate_probability", "readable_passages", "best_probability", "second_probability",
+                         "confident_senses"):
                 if gate.get(name) is not None:
                     signals[name] = gate[name]
     return signals
