@@ -106,7 +106,8 @@ GATE_CONFIDENT_AT = 0.95
 
 
 def reader_floor(context) -> float:
-    """The reader probability a reading needs to count as confident (`reader_floor`, else the shipped one)."""
+    """The reader probability a sentence needs to stand (`reader_floor`, else the shipped threshold); the
+    gate's count of confident senses asks for at least GATE_CONFIDENT_AT on top."""
     from agent.assembly.reader import reader_threshold
     return context.reader_floor if context.reader_floor > 0 else reader_threshold()
 

@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from agent.assembly.reader_inputs import (DELTA_PATH, INPUTS, ReaderUnavailableError, encode_pairs,  # noqa: F401
+from agent.assembly.reader_inputs import (DELTA_PATH, ReaderUnavailableError, encode_pairs,  # noqa: F401
                                           pair_tokenizer, reader_config, reader_onnx_path, segment)
 
 BATCH = 32

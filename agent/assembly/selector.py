@@ -198,10 +198,11 @@ def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings
         words = set(content_tokens(candidate.sentence))
         if not words or any(restates(words, earlier) for earlier in stated):
             continue
-        sense = sense_of(candidate.passage).casefold() if sense_of else ""
-        if sense_of and sense in senses:
-            continue
-        senses.add(sense)
+        if sense_of:
+            sense = sense_of(candidate.passage).casefold()
+            if sense in senses:
+                continue
+            senses.add(sense)
         chosen.append((candidate, p))
         stated.append(words)
         if len(chosen) >= max_readings:
