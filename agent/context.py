@@ -115,9 +115,9 @@ class Context:
         "description": "reading_scorer=reader: the reader reads the selector's best this many sentences of the pool "
                        "(0: every one; each costs reader time)"})
     reader_floor: float = field(default=0.0, metadata={
-        "description": "reading_scorer=reader: the reader's probability a model sentence needs to stand, and a sense's "
-                       "reading to count as confident for the gate, there at least 0.95 (0: the shipped reader's "
-                       "threshold)"})
+        "description": "reading_scorer=reader: the reader's probability a sentence needs to be stated, a reading or a "
+                       "model sentence, and a sense's reading to count as confident for the gate, there at least 0.95 "
+                       "(0: the shipped reader's threshold)"})
     judge_per_passage: int = field(default=1, metadata={
         "description": "Sentences of one passage the judge may read among its judge_readings candidates (1: each "
                        "passage's best by the selector)"})

@@ -15,7 +15,8 @@ come from bench/train_selector.py's `cross_validated`; the reader's held-out-top
 a logistic regression on the tune candidates, and its threshold: the best F1 of readings-only
 precision and sense recall on the tune questions (`--criterion f0.5` weighs precision as the
 selector's threshold was picked; the answer targets weigh the two alike), written to
-agent/data/reader_selector.npz.
+agent/data/reader_selector.npz. The mix is fitted alone; the readings each split reports are
+stated as the product states them, less every sentence the reader gives under its floor.
 --judge N: a seeded sample of N candidates per test split (every positive up to N/4, the rest
 negatives) also judged by the model (agent/assembly/judge.py); all three scorers are scored on it.
 """
@@ -34,7 +35,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.assembly.reader import reader_threshold  # noqa: E402
-from agent.assembly.selector import MIX_PATH, NOT_READ, ReaderMix, load_selector, reader_read, reader_scores  # noqa: E402
+from agent.assembly.selector import (MIX_PATH, NOT_READ, ReaderMix, load_selector, reader_floor, reader_read,  # noqa: E402
+                                     reader_scores)
 from agent.context import Context  # noqa: E402
 from bench.train_selector import (MEMOS, asqa_questions, corpus_senses, cross_validated, fixture_questions,  # noqa: E402
                                   ids, pools, rows_and_labels, selection_scores, tune_fixture_questions)
@@ -52,6 +54,15 @@ def metrics(labels: np.ndarray, probabilities: np.ndarray, threshold: float) -> 
 
 
 READ = Context().reader_candidates  # the product's reader reads the selector's best READ candidates
+FLOOR = reader_floor(Context())  # and states no sentence it gives less
+
+
+def vetoed(mixed: list[float], reader: list[float]) -> list[float]:
+    """The mix's probabilities less what the reader rejects, as the product states readings
+    (agent/assembly/selector.py `vetoed`; a candidate the reader did not read counts as rejected)."""
+    return [0.0 if r < FLOOR else p for p, r in zip(mixed, reader)]
+
+
 COST: dict = {"seconds": [], "pairs": []}  # the reader's time per question (a pool read once, cold)
 
 
@@ -98,7 +109,7 @@ def fit_mix(tune: list[dict], senses: dict, beta: float = 1.0) -> tuple[ReaderMi
         print(f"the reader's fitted weight is {mix.reader_weight:+.3f}: the mix keeps the selector alone",
               file=sys.stderr)
         return ReaderMix(1.0, 0.0, 0.0, load_selector().threshold), []
-    for q in tune:
+    for q in tune:  # the mix alone: the reader's veto is chosen on tune answers (docs/results/reader.md)
         q["mixed"] = mix.mixed(q["logistic"], q["reader_read"])
     labelled = [q for q in tune if q["sense_names"]]
     table = [{"threshold": t, **selection_scores(labelled, None, t, senses, probabilities="mixed", one_per_sense=True)}
@@ -161,8 +172,9 @@ def split_report(questions: list[dict], senses: dict) -> dict:
     if mix is not None:
         for q in questions:
             q["mixed"] = mix.mixed(q["logistic"], q["reader_read"])
+            q["stated"] = vetoed(q["mixed"], q["reader_read"])
         report["mixed"] = metrics(labels, flat(questions, "mixed"), mix.threshold)
-        report["mixed_readings"] = selection_scores(questions, None, mix.threshold, senses, probabilities="mixed",
+        report["mixed_readings"] = selection_scores(questions, None, mix.threshold, senses, probabilities="stated",
                                                     one_per_sense=True)
     report["logistic_readings"] = selection_scores(questions, None, load_selector().threshold, senses,
                                                    probabilities="logistic")

@@ -86,3 +86,21 @@ def test_the_gate_counts_the_senses_the_reader_is_confident_about():
              (Candidate(unit, 1, "A cut sentence without an end", 1), 0.5)]
     assert confident_senses(found, [0.9, 0.8, 0.1, 0.9], 0.5) == 1  # the cut one is no reading
     assert confident_senses(found, [0.9, 0.1, 0.7, 0.1], 0.5) == 2
+
+
+def test_a_sentence_the_reader_rejects_is_not_stated_however_sure_the_selector_is(monkeypatch):
+    from agent.assembly import selector
+
+    bass = {"id": "b1", "title": "Largemouth bass", "text": "x"}
+    fender = {"id": "b2", "title": "Fender Precision Bass", "text": "x"}
+    mention = Candidate(bass, 0, "The largemouth bass is the most popular game fish in the United States.", 0)
+    answer = Candidate(fender, 0, "Leo Fender introduced the Precision Bass in 1951.", 1)
+    low = Candidate(fender, 1, "It has four strings.", 1)
+    read = []
+    monkeypatch.setattr(selector, "reader_scores",
+                        lambda question, found: read.extend(found) or [0.45 if c is mention else 0.9 for c in found])
+    kept = selector.vetoed("Who made the bass popular?", [(mention, 0.9), (answer, 0.6), (low, 0.1)], 0.8, 0.25)
+    assert [p for _, p in kept] == [0.0, 0.6, 0.1]  # the mention goes; a candidate under the threshold is not read
+    assert all(c is not low for c in read)
+    chosen = selector.choose(kept, 0.25, 4)
+    assert [c for c, _ in chosen] == [answer]

@@ -16,7 +16,7 @@ import numpy as np
 
 from agent.assembly.compose import sense_name
 from agent.assembly.features import Candidate
-from agent.assembly.selector import mixed_scores, scored_parts, whole
+from agent.assembly.selector import mixed_scores, reader_floor, scored_parts, whole
 from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.steps.ambiguity_signals import detector_signal, edition_signal, passage_signals
 
@@ -103,13 +103,6 @@ CONFIDENT_SENSES = 2  # senses with a reading the reader is sure of that make a 
 # horsepower?": 5 senses), so at the sentence floor the count called clear tune questions
 # ambiguous (clear precision 0.913 -> 0.840 on the demo tune split); 0.95 and 0.99 tie on tune.
 GATE_CONFIDENT_AT = 0.95
-
-
-def reader_floor(context) -> float:
-    """The reader probability a sentence needs to stand (`reader_floor`, else the shipped threshold); the
-    gate's count of confident senses asks for at least GATE_CONFIDENT_AT on top."""
-    from agent.assembly.reader import reader_threshold
-    return context.reader_floor if context.reader_floor > 0 else reader_threshold()
 
 
 def confident_senses(scored: list[tuple[Candidate, float]], reader: list[float], floor: float) -> int:

@@ -16,8 +16,8 @@ from agent.assembly.text import answer_units, said_words
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.gaps import gap_notes
 from agent.assembly.judge import judged_scores
-from agent.assembly.gate import reader_floor
-from agent.assembly.selector import choose, load_mix, load_selector, score_pool, written_probabilities
+from agent.assembly.selector import (choose, load_mix, load_selector, reader_floor, score_pool, vetoed,
+                                     written_probabilities)
 from agent.context import Context
 from agent.documents.citation import location
 from agent.llm.answers import cited_numbers, may_stream
@@ -60,15 +60,20 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
                  skip_ids: set[str] = frozenset(), said: list[str] = (),
                  scored: list[tuple[Candidate, float]] | None = None,
                  limit: int | None = None, threshold: float | None = None,
-                 verdicts: dict[int, float] | None = None) -> tuple[list[dict], list[dict]]:
+                 verdicts: dict[int, float] | None = None, last_resort: bool = False) -> tuple[list[dict], list[dict]]:
     """(readings, passages numbered for the answer: `top` then each reading's passage);
     `threshold` overrides the selector's (the fallback when nothing else stood; judged
-    readings), `verdicts` are the model's judgments by id(candidate) (agent/assembly/judge.py)."""
+    readings), `verdicts` are the model's judgments by id(candidate) (agent/assembly/judge.py).
+    Under the reader no sentence it rejects is a reading (`vetoed`), except as the `last_resort`:
+    the best sentence when nothing else stood beats "the documents do not answer" while they may."""
     limit = context.max_readings if limit is None else limit
     if not pool or limit <= 0:
         return [], list(top)
     scored = scored if scored is not None else score_pool(question, pool, context)
-    chosen = choose(scored, _threshold(context, ambiguous) if threshold is None else threshold, limit, skip_ids,
+    threshold = _threshold(context, ambiguous) if threshold is None else threshold
+    if context.reading_scorer == "reader" and not last_resort:
+        scored = vetoed(question, scored, reader_floor(context), threshold)
+    chosen = choose(scored, threshold, limit, skip_ids,
                     said=[said_words(s) for s in said],
                     sense_of=sense_name if context.reading_scorer == "reader" else None)
     passages = list(top) + [c.passage for c, _ in chosen if c.passage not in top]
@@ -316,7 +321,8 @@ def compose_answer(state: dict, runtime: Runtime[Context]) -> dict:
         pool = state.get("detection_passages") or passages
         readings, passages = readings_for(state["question"], pool, runtime.context, ambiguous, passages,
                                           scored=rescored(pool, state.get("reading_scores")), limit=1,
-                                          threshold=selector_threshold(runtime.context) * FALLBACK_SHARE)
+                                          threshold=selector_threshold(runtime.context) * FALLBACK_SHARE,
+                                          last_resort=True)
     notes = notes_for(state, readings, prose, passages, runtime.context) if ambiguous else []
     answer = compose([r["text"] for r in readings], prose, notes)
     interpretations = with_reading_interpretations(state.get("draft_interpretations") or [], readings)

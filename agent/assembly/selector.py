@@ -158,6 +158,25 @@ def mixed_scores(logistic: list[tuple[Candidate, float]], reader: list[float]) -
     return list(zip([c for c, _ in logistic], load_mix().mixed([p for _, p in logistic], reader)))
 
 
+def vetoed(question: str, scored: list[tuple[Candidate, float]], floor: float, threshold: float
+           ) -> list[tuple[Candidate, float]]:
+    """`scored` less what the reader rejects: a candidate at or over `threshold` that the reader
+    gives under `floor` gets 0. The selector weighs most in the mix, so without the veto a
+    sentence about the subject that answers nothing ("the largemouth bass, the most popular
+    game fish" for "Who made the bass popular?") was stated on its features. Only candidates
+    over the threshold are read, most of them already by the gate (the reader remembers)."""
+    over = [i for i, (_, p) in enumerate(scored) if p >= threshold]
+    read = dict(zip(over, reader_scores(question, [scored[i][0] for i in over])))
+    return [(c, 0.0 if read.get(i, 1.0) < floor else p) for i, (c, p) in enumerate(scored)]
+
+
+def reader_floor(context: Context) -> float:
+    """The reader probability a sentence needs to be stated, a reading or a model sentence
+    (`reader_floor`, else the shipped reader's threshold)."""
+    from agent.assembly.reader import reader_threshold
+    return context.reader_floor if context.reader_floor > 0 else reader_threshold()
+
+
 def written_probabilities(question: str, pool: list[dict], context: Context,
                           written: list[tuple[str, dict]]) -> list[float]:
     """The selector's probability for each sentence someone else wrote, read as a sentence of
