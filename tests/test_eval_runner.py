@@ -112,6 +112,23 @@ def test_second_run_comes_from_cache_without_model_calls(scripted, demo_index, d
     assert third["run"]["questions_run"] == 3 and third["settings_hash"] != first["settings_hash"]
 
 
+def test_retrained_models_rerun_finished_questions(scripted, demo_index, dataset, tmp_path, monkeypatch):
+    from agent.evaluation import runner
+
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "selector_model.npz").write_bytes(b"shipped")
+    shipped = runner.models_fingerprint(models)
+    (models / "selector_model.npz").write_bytes(b"retrained")
+    assert runner.models_fingerprint(models) != shipped
+    scripted.rules.append(("Reply with JSON", reply))
+    first = run_eval(config(dataset, tmp_path, demo_index))
+    assert first["settings"]["vanilla"]["models"] == runner.models_fingerprint()
+    monkeypatch.setattr(runner, "models_fingerprint", lambda: shipped)
+    second = run_eval(config(dataset, tmp_path, demo_index, out="out2"))
+    assert second["run"]["questions_run"] == 3 and second["settings_hash"] != first["settings_hash"]
+
+
 def test_changed_prompt_files_rerun_finished_questions(scripted, demo_index, dataset, tmp_path, monkeypatch):
     scripted.rules.append(("Reply with JSON", reply))
     first = run_eval(config(dataset, tmp_path, demo_index))

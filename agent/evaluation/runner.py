@@ -81,14 +81,28 @@ class ResultStore:
             self._db.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?)", (*key, json.dumps(record)))
 
 
+MODEL_FILES = Path(__file__).resolve().parents[1] / "data"
+
+
+def models_fingerprint(folder: Path = MODEL_FILES) -> str:
+    """A hash of the shipped learned models (selector, gate, detector, the reader's delta and
+    mix): a retrained model answers differently, so its results are not replayed."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.npz")):
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def settings_hash(context, universe: str) -> tuple[str, dict]:
-    """(short hash, the settings it covers) for a method context, its passage universe and the
-    prompt files: a finished question is reused only when all three are unchanged."""
+    """(short hash, the settings it covers) for a method context, its passage universe, the
+    prompt files and the learned models: a finished question is reused only when all four are
+    unchanged."""
     from agent.llm.prompts import prompts_fingerprint
 
     settings = {f.name: getattr(context, f.name) for f in fields(context) if f.name not in OPERATIONAL}
     settings["universe"] = universe
     settings["prompts"] = prompts_fingerprint()
+    settings["models"] = models_fingerprint()
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
     return digest, settings
 
