@@ -87,10 +87,9 @@ MODEL_FILES = Path(__file__).resolve().parents[1] / "data"
 def models_fingerprint(folder: Path = MODEL_FILES) -> str:
     """A hash of the shipped learned models (selector, gate, detector, the reader's delta and
     mix): a retrained model answers differently, so its results are not replayed."""
-    digest = hashlib.sha256()
-    for path in sorted(folder.glob("*.npz")):
-        digest.update(path.name.encode() + path.read_bytes())
-    return digest.hexdigest()[:16]
+    from agent.llm.prompts import files_fingerprint
+
+    return files_fingerprint(folder.glob("*.npz"))
 
 
 def settings_hash(context, universe: str) -> tuple[str, dict]:

@@ -30,12 +30,16 @@ def parse_prompt(text: str) -> tuple[str, Template]:
 @lru_cache(maxsize=None)
 def prompts_fingerprint() -> str:
     """A short hash of every prompt file: results computed with other prompts are other results."""
+    return files_fingerprint(path for path in resources.files("prompts").iterdir() if path.name.endswith(".md"))
+
+
+def files_fingerprint(files) -> str:
+    """A short hash of files' names and bytes, in name order (the evaluation cache's key parts)."""
     import hashlib
 
     digest = hashlib.sha256()
-    for path in sorted(resources.files("prompts").iterdir(), key=lambda p: p.name):
-        if path.name.endswith(".md"):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in sorted(files, key=lambda p: p.name):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 
