@@ -8,7 +8,9 @@ sentence of the final answer that cites a passage of that sense (passage senses 
 and held-out corpora). Clear questions: the share whose answer cites no passage of another sense or
 topic (no invented second sense). `--fixture heldout` asks the held-out, test-only questions
 (agent/data/heldout_questions.json: report on them, never tune on them); `--fixture tune` the
-tune fixture (bench/fixtures/, tune only, over an index of its corpus with the demo corpus). Prints one row per method
+tune fixture (bench/fixtures/, tune only, over an index of all its topics with the demo corpus:
+`bench/tune_fixture_corpus.py --all-topics`; a question none of whose answer passages is indexed is
+skipped and counted on stderr). Prints one row per method
 with the cost columns; every result is appended to `--out` as a JSON line. `--cache` replays the
 model's replies from an eval response store (a rerun after a change to the code around the calls
 costs no model time; its seconds are then not model time either).
@@ -112,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         questions = [q for q in questions if q["id"] in args.ids]
     elif args.sample:
         questions = random.Random(args.seed).sample(questions, min(args.sample, len(questions)))
+    questions = answerable(questions, args.index)
     senses = passage_senses()
     rows = []
     with open(args.out, "a", encoding="utf-8") as out:
@@ -129,6 +132,23 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{method} {question['id']}: {row.get('recalled', row.get('invented'))} ({row['seconds']}s)",
                       file=sys.stderr, flush=True)
     return report(rows, args.fixture, args.model)
+
+
+def answerable(questions: list[dict], index_dir: str) -> list[dict]:
+    """The questions with an answer passage in the index. An index of part of a fixture's corpus
+    (the tune fixture's trained topics, as the model cards build it) cannot answer the other
+    topics' questions; scoring them would count the index's gaps as the method's."""
+    from agent.retrieval.index import IndexStore
+
+    wanted = sorted({pid for q in questions for pid in q.get("answer_passages", [])})
+    if not wanted:
+        return questions
+    indexed = IndexStore(index_dir).existing_ids(wanted)
+    kept = [q for q in questions if not q.get("answer_passages") or indexed & set(q["answer_passages"])]
+    if len(kept) < len(questions):
+        print(f"skipped {len(questions) - len(kept)} of {len(questions)} questions: none of their answer passages "
+              f"is in {index_dir}", file=sys.stderr)
+    return kept
 
 
 def report(rows: list[dict], fixture: str, model: str, rescore: bool = False) -> int:
