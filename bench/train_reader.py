@@ -83,6 +83,66 @@ def length_buckets(pairs: list[dict], size: int, rng: random.Random) -> list[lis
     return batches
 
 
+def group_of(pair: dict) -> tuple[str, str, str]:
+    """A question and one passage (by title): its answer and its mentions compete in one group."""
+    return pair["qid"], pair["query"], pair["title"]
+
+
+def group_batches(pairs: list[dict], size: int, rng: random.Random) -> list[list[dict]]:
+    """Shuffled batches of whole groups (about `size` pairs each), so the within-passage loss
+    sees a passage's answer beside its mentions in the same batch."""
+    groups: dict[tuple, list[dict]] = {}
+    for pair in pairs:
+        groups.setdefault(group_of(pair), []).append(pair)
+    order = list(groups.values())
+    rng.shuffle(order)
+    batches, batch = [], []
+    for group in order:
+        if batch and len(batch) + len(group) > size:
+            batches.append(batch)
+            batch = []
+        batch += group[:size]
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def within_passage_loss(logits, batch: list[dict]):
+    """Mean softplus(mention - answer) over the pairs of an answer and a mention of the same
+    question and passage: the reader must rank the sentence that answers above its neighbours,
+    which read alike (the "over-sure near the top" failure of the pointwise loss alone)."""
+    import torch
+    index: dict[tuple, list[int]] = {}
+    for i, pair in enumerate(batch):
+        index.setdefault(group_of(pair), []).append(i)
+    pos, neg = [], []
+    for members in index.values():
+        for i in members:
+            for j in members:
+                if batch[i]["label"] == 1 and batch[j]["label"] == 0:
+                    pos.append(i)
+                    neg.append(j)
+    if not pos:
+        return logits.sum() * 0.0
+    return torch.nn.functional.softplus(logits[neg] - logits[pos]).mean()
+
+
+def ordered_share(valid: list[dict], probabilities: np.ndarray) -> float | None:
+    """The share of (answer, mention) pairs of one question and passage that the scores order
+    right: what `--select-on pairs` keeps the state by."""
+    index: dict[tuple, list[int]] = {}
+    for i, pair in enumerate(valid):
+        index.setdefault(group_of(pair), []).append(i)
+    right = total = 0
+    for members in index.values():
+        for i in members:
+            for j in members:
+                if valid[i]["label"] == 1 and valid[j]["label"] == 0:
+                    total += 1
+                    right += float(probabilities[i] > probabilities[j]) + 0.5 * float(probabilities[i] == probabilities[j])
+    return round(right / total, 4) if total else None
+
+
 def train_stage(net, tokenizer, train: list[dict], valid: list[dict], args, lr: float, epochs: float,
                 name: str, log) -> dict:
     """One stage: AdamW, weighted BCE, evaluation every `--eval-every` steps; the best state by
@@ -96,16 +156,25 @@ def train_stage(net, tokenizer, train: list[dict], valid: list[dict], args, lr: 
     loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=weight)
     optimizer = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=lr, weight_decay=0.01)
     total = int(len(train) * epochs / args.batch)
+    if args.pairwise > 0:  # whole groups fill batches less evenly: a step per batch of an epoch
+        total = int(len(group_batches(train, args.batch, random.Random(args.seed))) * epochs)
     labels = np.array([p["label"] for p in valid])
     best, best_state, waited, step, started = -1.0, None, 0, 0, time.time()
+    if args.init:  # the state it starts from competes too: a stage that only harms it keeps it
+        probabilities = scores(net, tokenizer, valid)
+        found = {**quality(labels, probabilities), "pairs": ordered_share(valid, probabilities)}
+        log({"stage": name, "step": 0, "of": total, **found})
+        best, best_state = found[args.select_on] or 0, {k: v.detach().clone() for k, v in net.state_dict().items()}
     order: list[list[dict]] = []
     while step < total:
         if not order:
-            order = length_buckets(train, args.batch, rng)
+            order = (group_batches if args.pairwise > 0 else length_buckets)(train, args.batch, rng)
         batch = order.pop()
         feeds = encode_pairs(tokenizer, texts(batch))
         logits = net(*[torch.from_numpy(feeds[n]) for n in INPUTS])
         loss = loss_fn(logits, torch.tensor([float(p["label"]) for p in batch]))
+        if args.pairwise > 0:
+            loss = loss + args.pairwise * within_passage_loss(logits, batch)
         optimizer.zero_grad()
         loss.backward()
         for group in optimizer.param_groups:  # linear decay to 10% over the stage
@@ -113,7 +182,8 @@ def train_stage(net, tokenizer, train: list[dict], valid: list[dict], args, lr: 
         optimizer.step()
         step += 1
         if step % args.eval_every == 0 or step == total:
-            found = quality(labels, scores(net, tokenizer, valid))
+            probabilities = scores(net, tokenizer, valid)
+            found = {**quality(labels, probabilities), "pairs": ordered_share(valid, probabilities)}
             log({"stage": name, "step": step, "of": total, "loss": round(loss.item(), 4),
                  "minutes": round((time.time() - started) / 60, 1), **found})
             if (found[args.select_on] or 0) > best:
@@ -145,7 +215,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-pairs", type=int, default=0, help="use at most this many public pairs (0: all)")
     parser.add_argument("--eval-every", type=int, default=60)
     parser.add_argument("--patience", type=int, default=3)
-    parser.add_argument("--select-on", choices=("auc", "ap"), default="auc",
+    parser.add_argument("--pairwise", type=float, default=0.0,
+                        help="weight of the within-passage ranking loss (answer above its passage's mentions)")
+    parser.add_argument("--init", help="start from this delta (its settings) instead of the packaged weights")
+    parser.add_argument("--skip-public", action="store_true", help="no public stage (with --init: adapt only)")
+    parser.add_argument("--select-on", choices=("auc", "ap", "pairs"), default="auc",
                         help="validation measure that picks the kept state and stops a stage")
     parser.add_argument("--valid-max", type=int, default=1200, help="validation pairs scored per evaluation")
     parser.add_argument("--threads", type=int, default=2)
@@ -172,12 +246,15 @@ def main(argv: list[str] | None = None) -> int:
     held = [p for p in pairs if p["group"] in held_groups]
     tokenizer = pair_tokenizer(args.max_tokens)
     net = trainable_net(args.adapted_layers, args.rank, args.alpha, args.seed)
+    if args.init:
+        load_delta(net, Path(args.init), args)
     net.train()
     started = time.time()
     train, valid = split_by_question(public, 0.1, args.seed)
     valid = valid[:args.valid_max]
     log({"stage": "public", "train": len(train), "valid": len(valid), "positives": sum(p["label"] for p in train)})
-    report = {"public": train_stage(net, tokenizer, train, valid, args, args.lr, args.epochs, "public", log)}
+    report = {} if args.skip_public else {
+        "public": train_stage(net, tokenizer, train, valid, args, args.lr, args.epochs, "public", log)}
     demo_train, demo_valid = split_by_question(demo, 0.2, args.seed)
     demo_valid = demo_valid[:args.valid_max]
     report["public_valid_after_public"] = quality(np.array([p["label"] for p in valid]), scores(net, tokenizer, valid))
@@ -210,6 +287,24 @@ def main(argv: list[str] | None = None) -> int:
     report["threshold"] = threshold
     log({"report": report})
     return 0
+
+
+def load_delta(net, path: Path, args) -> None:
+    """Start from a trained delta: its tensors into the trainable net, whose shape its settings fix."""
+    import torch
+    with np.load(path) as data:
+        config = json.loads(str(data["config"]))
+        for name in ("adapted_layers", "rank", "alpha", "max_tokens"):
+            if config[name] != getattr(args, name):
+                raise SystemExit(f"--init {path} was trained with {name}={config[name]}, not {getattr(args, name)}")
+        tensors = {name: data[name] for name in data.files if name.startswith(("bert.", "head."))}
+    trainable = dict(net.named_parameters())
+    missing = [name for name, parameter in trainable.items() if parameter.requires_grad and name not in tensors]
+    if missing:
+        raise SystemExit(f"--init {path} lacks {len(missing)} trained tensors (first: {missing[0]})")
+    with torch.no_grad():
+        for name, value in tensors.items():
+            trainable[name].copy_(torch.from_numpy(value.astype(np.float32)))
 
 
 def best_f1_threshold(labels: np.ndarray, probabilities: np.ndarray) -> float:
