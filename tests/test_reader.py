@@ -104,3 +104,30 @@ def test_a_sentence_the_reader_rejects_is_not_stated_however_sure_the_selector_i
     assert all(c is not low for c in read)
     chosen = selector.choose(kept, 0.25, 4)
     assert [c for c, _ in chosen] == [answer]
+
+
+def _pair(qid: str, title: str, label: int, sentence: str = "s") -> dict:
+    return {"qid": qid, "query": f"q{qid}", "title": title, "sentence": sentence, "label": label}
+
+
+def test_reader_training_batches_keep_a_passages_answer_beside_its_mentions():
+    import random
+
+    from bench.train_reader import group_batches
+    pairs = [_pair(str(q), f"t{t}", int(i == 0), f"{q}{t}{i}") for q in range(6) for t in range(3) for i in range(3)]
+    batches = group_batches(pairs, 8, random.Random(0))
+    assert sorted(id(p) for batch in batches for p in batch) == sorted(id(p) for p in pairs)
+    for batch in batches:  # a group is never split across two batches
+        for pair in batch:
+            assert all(other in batch for other in pairs if (other["qid"], other["title"]) == (pair["qid"], pair["title"]))
+
+
+def test_the_within_passage_loss_falls_when_the_answer_outscores_its_mentions():
+    torch = pytest.importorskip("torch")
+    from bench.train_reader import ordered_share, within_passage_loss
+    batch = [_pair("1", "A", 1), _pair("1", "A", 0), _pair("1", "B", 0), _pair("2", "A", 0)]
+    right = within_passage_loss(torch.tensor([3.0, -1.0, 9.0, 9.0]), batch)
+    wrong = within_passage_loss(torch.tensor([-1.0, 3.0, -9.0, -9.0]), batch)
+    assert right < 0.1 < wrong  # only the answer and the mention of the same question and passage compete
+    assert ordered_share(batch, np.array([0.9, 0.2, 0.99, 0.99])) == 1.0
+    assert ordered_share(batch, np.array([0.2, 0.9, 0.0, 0.0])) == 0.0
