@@ -16,7 +16,7 @@ from agent.assembly.text import answer_units, said_words
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.gaps import gap_notes
 from agent.assembly.judge import judged_scores
-from agent.assembly.selector import (choose, load_mix, load_selector, reader_floor, score_pool, vetoed,
+from agent.assembly.selector import (choose, load_mix, load_selector, reader_floor, score_pool, under_floor, vetoed,
                                      written_probabilities)
 from agent.context import Context
 from agent.documents.citation import location
@@ -212,11 +212,9 @@ def below_floor(question: str, sentences: list[str], top: list[dict], pool: list
         if numbers and len(content_tokens(CITATION_MARKER.sub(" ", sentence))) >= BARE_ANSWER:
             written.append((sentence, top[numbers[0] - 1]))
     if written and context.reading_scorer == "reader":
-        from agent.assembly.reader import reader_probabilities
-        floor = reader_floor(context)
-        read = reader_probabilities([(question, CITATION_MARKER.sub(" ", s).strip(), p.get("title", ""))
-                                     for s, p in written])
-        return {sentence: p for (sentence, _), p in zip(written, read) if p < floor}
+        rejected = under_floor(question, [Candidate(p, 0, CITATION_MARKER.sub(" ", s).strip(), 0) for s, p in written],
+                               reader_floor(context))
+        return {sentence: p for (sentence, _), p in zip(written, rejected) if p is not None}
     if not written or context.prose_floor <= 0:
         return {}
     read = written_probabilities(question, pool, context,
@@ -293,12 +291,10 @@ def notes_for(state: dict, readings: list[dict], prose: list[str], passages: lis
 
 def reader_answers(question: str, context: Context):
     """For the gap notes: whether one of a passage's sentences answers the question, by the reader."""
-    from agent.assembly.reader import reader_probabilities
     floor = reader_floor(context)
 
     def answers(passage: dict, sentences: list[str]) -> bool:
-        read = reader_probabilities([(question, s, passage.get("title", "")) for s in sentences])
-        return any(p >= floor for p in read)
+        return None in under_floor(question, [Candidate(passage, i, s, 0) for i, s in enumerate(sentences)], floor)
     return answers
 
 

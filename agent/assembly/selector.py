@@ -166,8 +166,15 @@ def vetoed(question: str, scored: list[tuple[Candidate, float]], floor: float, t
     game fish" for "Who made the bass popular?") was stated on its features. Only candidates
     over the threshold are read, most of them already by the gate (the reader remembers)."""
     over = [i for i, (_, p) in enumerate(scored) if p >= threshold]
-    read = dict(zip(over, reader_scores(question, [scored[i][0] for i in over])))
-    return [(c, 0.0 if read.get(i, 1.0) < floor else p) for i, (c, p) in enumerate(scored)]
+    rejected = dict(zip(over, under_floor(question, [scored[i][0] for i in over], floor)))
+    return [(c, 0.0 if rejected.get(i) is not None else p) for i, (c, p) in enumerate(scored)]
+
+
+def under_floor(question: str, found: list[Candidate], floor: float) -> list[float | None]:
+    """For each candidate: the reader's probability when it is under `floor` (the reader rejects
+    it as an answer to `question`), else None. The one test the readings, the model's sentences
+    and the gap notes apply."""
+    return [p if p < floor else None for p in reader_scores(question, found)]
 
 
 def reader_floor(context: Context) -> float:
