@@ -12,6 +12,10 @@ LayerNorms, the pooler and the head are learned (agent/assembly/reader_build.py)
 the scores the trained model gives a few check pairs, which the ONNX build must reproduce.
 `--holdout-groups demo:saturn,...` leaves those fixture topics out of stage 2 and writes their
 pairs' scores (`--scores-out`): the leave-topics-out figures.
+`--init DELTA --skip-public` continues from a trained delta with stage 2 only; `--pairwise W` adds
+a ranking loss that puts each answer above the mentions of its own question and passage, and
+`--select-on pairs` keeps the state that orders those pairs best (docs/results/reader.md: tried,
+not kept).
 """
 
 from __future__ import annotations
