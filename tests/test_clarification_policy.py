@@ -138,3 +138,16 @@ def test_a_simulated_conversation_through_the_chat_graph(settings):
     assert ask["senses"][int(ask["reply"]) - 1] == intended  # it chose the option naming its sense
     assert example.qa_pairs[intended]["short_answers"][0].casefold() in run["result"]["answer"].casefold()
     assert conversation["clarify"]["ask"] is True and not conversation["gave_up"]
+
+
+def test_a_conversation_records_the_question_its_final_answer_was_for(settings):
+    example = Example(id="cats", question="What is HP?", ambiguous=True, qa_pairs=[
+        {"question": "What is a jaguar?", "short_answers": ["big cat"]},
+        {"question": "What is a jaguar car?", "short_answers": ["luxury car maker"]}])
+    run = run_conversation(example, chat_context(settings), seed=0)
+    conversation = run["conversation"]
+    assert conversation["asks"][0]["reply"].startswith("None of these.")  # no option names a jaguar
+    assert conversation["answered"] == conversation["intended_question"]
+    plain = run_conversation(Example(id="hp", question="What is HP?", ambiguous=False, qa_pairs=[
+        {"question": "What is HP?", "short_answers": ["Hewlett-Packard"]}]), chat_context(settings), seed=0)
+    assert plain["conversation"]["answered"] == "What is HP?"

@@ -105,3 +105,18 @@ def test_summary_reports_false_asks_on_clear_questions_and_asks_on_ambiguous_one
     assert summary["ambiguous"]["asks"] == 0.5 and summary["ambiguous"]["success"] == 0.5
     assert summary["clear"]["false_ask_rate"] == 0.5 and summary["ambiguous"]["false_ask_rate"] is None
     assert summary["all"]["n"] == 4 and summary["all"]["calls"] == 1.0
+
+
+def test_an_answer_is_judged_against_the_question_it_was_written_for():
+    from agent.evaluation.scoring import score
+    example = Example(id="q-jaguar-4", question="Who owns Jaguar?", ambiguous=True, qa_pairs=[
+        {"question": "Which company owns Jaguar, the car maker?", "short_answers": ["Tata Motors"]},
+        {"question": "Who owns the Jacksonville Jaguars?", "short_answers": ["Shahid Khan"]}])
+    passage = {"id": "jaguar-cars-01", "title": "Jaguar Cars",
+               "text": "Jaguar is a British luxury car maker founded in 1922 in Blackpool, England."}
+    output = {"answer": "Jaguar is a British luxury car maker founded in 1922 in Blackpool, England [1]. "
+                        "Jaguar Cars owns Jaguar, the car maker [1].", "passages": [passage]}
+    # against the first question its second sentence says nothing beyond the first and the question
+    assert score(example, output)["broken_sentences"] == 1
+    # the person restated the question: the same words are what was asked, not a repeat
+    assert score(example, output, asked="Which company owns Jaguar, the car maker?")["broken_sentences"] == 0

@@ -52,10 +52,12 @@ def run_conversation(example, context, seed: int = 0) -> dict:
         from agent.app.api import to_result
 
         result = {**to_result(session.graph.get_state(session.config).values, "chat"), "answer": ""}
+    chat = (result.get("decision") or {}).get("chat") or {}
     return {"result": result, "conversation": {
-        "intended": user.intended, "intended_question": user.sense.question, "asks": asks, "gave_up": gave_up,
-        "seconds": seconds, "first_line_after_choice_s": first_line,
-        "clarify": ((result.get("decision") or {}).get("chat") or {}).get("clarify")}}
+        "intended": user.intended, "intended_question": user.sense.question,
+        "answered": chat.get("query") or example.question,  # the restated question, after "none of these"
+        "asks": asks, "gave_up": gave_up, "seconds": seconds, "first_line_after_choice_s": first_line,
+        "clarify": chat.get("clarify")}}
 
 
 def _cites(event: dict) -> bool:

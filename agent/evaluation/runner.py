@@ -287,7 +287,8 @@ def run_eval(config: EvalConfig) -> dict:
     ordered = [records[(names[m], config.dataset, e.id, hashes[m][0], model)] for m in config.methods for e in examples]
     for record in ordered:
         if record["output"] is not None:
-            record["metrics"] = score(by_id[record["id"]], record["output"])
+            record["metrics"] = score(by_id[record["id"]], record["output"],
+                                      asked=(record.get("conversation") or {}).get("answered"))
             if record.get("conversation") is not None:
                 record["simulated"] = conversation_metrics(by_id[record["id"]], record)
     extra.add(ordered, by_id, responses)

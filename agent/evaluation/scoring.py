@@ -20,8 +20,10 @@ def predicted_ambiguous(output: dict) -> bool:
     return len(questions - {""}) >= 2
 
 
-def score(example: Example, output: dict, k: int = 5) -> dict:
-    """Per-question metrics (fractions in [0, 1]); a metric is absent when the gold lacks it."""
+def score(example: Example, output: dict, k: int = 5, asked: str | None = None) -> dict:
+    """Per-question metrics (fractions in [0, 1]); a metric is absent when the gold lacks it.
+    `asked`: the question the answer was written for, when not the example's (a simulated user
+    restated it): a sentence is judged a repeat of that question's words, not the first one's."""
     answer = metrics.remove_citations(output.get("answer") or "")
     passages = output.get("passages") or []
     scores: dict = {}
@@ -29,7 +31,7 @@ def score(example: Example, output: dict, k: int = 5) -> dict:
     if groups:
         scores["str_em"], scores["str_hit"] = metrics.str_em_hit(groups, answer)
         scores[f"mrecall@{k}"] = metrics.mrecall_at_k([p.get("text", "") for p in passages], groups, k)
-        scores.update(sentence_quality(output, passages, groups, scores["str_em"], example.question))
+        scores.update(sentence_quality(output, passages, groups, scores["str_em"], asked or example.question))
     if any(r.strip() for r in example.long_answers):
         scores["rouge_lsum"] = metrics.rouge_lsum(example.long_answers, answer)
     if example.answer_annotations:
