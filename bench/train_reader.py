@@ -111,40 +111,47 @@ def group_batches(pairs: list[dict], size: int, rng: random.Random) -> list[list
     return batches
 
 
+def answer_mention_pairs(pairs: list[dict]) -> tuple[list[int], list[int]]:
+    """(answers, mentions): the indices of each answer and each mention of the same question and
+    passage, pair by pair (what the ranking loss and `ordered_share` compare)."""
+    index: dict[tuple, list[int]] = {}
+    for i, pair in enumerate(pairs):
+        index.setdefault(group_of(pair), []).append(i)
+    answers, mentions = [], []
+    for members in index.values():
+        for i in members:
+            for j in members:
+                if pairs[i]["label"] == 1 and pairs[j]["label"] == 0:
+                    answers.append(i)
+                    mentions.append(j)
+    return answers, mentions
+
+
 def within_passage_loss(logits, batch: list[dict]):
     """Mean softplus(mention - answer) over the pairs of an answer and a mention of the same
     question and passage: the reader must rank the sentence that answers above its neighbours,
     which read alike (the "over-sure near the top" failure of the pointwise loss alone)."""
     import torch
-    index: dict[tuple, list[int]] = {}
-    for i, pair in enumerate(batch):
-        index.setdefault(group_of(pair), []).append(i)
-    pos, neg = [], []
-    for members in index.values():
-        for i in members:
-            for j in members:
-                if batch[i]["label"] == 1 and batch[j]["label"] == 0:
-                    pos.append(i)
-                    neg.append(j)
-    if not pos:
+    answers, mentions = answer_mention_pairs(batch)
+    if not answers:
         return logits.sum() * 0.0
-    return torch.nn.functional.softplus(logits[neg] - logits[pos]).mean()
+    return torch.nn.functional.softplus(logits[mentions] - logits[answers]).mean()
 
 
 def ordered_share(valid: list[dict], probabilities: np.ndarray) -> float | None:
     """The share of (answer, mention) pairs of one question and passage that the scores order
-    right: what `--select-on pairs` keeps the state by."""
-    index: dict[tuple, list[int]] = {}
-    for i, pair in enumerate(valid):
-        index.setdefault(group_of(pair), []).append(i)
-    right = total = 0
-    for members in index.values():
-        for i in members:
-            for j in members:
-                if valid[i]["label"] == 1 and valid[j]["label"] == 0:
-                    total += 1
-                    right += float(probabilities[i] > probabilities[j]) + 0.5 * float(probabilities[i] == probabilities[j])
-    return round(right / total, 4) if total else None
+    right (a tie counts half): what `--select-on pairs` keeps the state by."""
+    answers, mentions = answer_mention_pairs(valid)
+    if not answers:
+        return None
+    above, below = probabilities[answers], probabilities[mentions]
+    return round(float(((above > below) + 0.5 * (above == below)).mean()), 4)
+
+
+def validation(net, tokenizer, valid: list[dict], labels: np.ndarray) -> dict:
+    """The measures a stage logs and keeps its best state by."""
+    probabilities = scores(net, tokenizer, valid)
+    return {**quality(labels, probabilities), "pairs": ordered_share(valid, probabilities)}
 
 
 def train_stage(net, tokenizer, train: list[dict], valid: list[dict], args, lr: float, epochs: float,
@@ -165,8 +172,7 @@ def train_stage(net, tokenizer, train: list[dict], valid: list[dict], args, lr: 
     labels = np.array([p["label"] for p in valid])
     best, best_state, waited, step, started = -1.0, None, 0, 0, time.time()
     if args.init:  # the state it starts from competes too: a stage that only harms it keeps it
-        probabilities = scores(net, tokenizer, valid)
-        found = {**quality(labels, probabilities), "pairs": ordered_share(valid, probabilities)}
+        found = validation(net, tokenizer, valid, labels)
         log({"stage": name, "step": 0, "of": total, **found})
         best, best_state = found[args.select_on] or 0, {k: v.detach().clone() for k, v in net.state_dict().items()}
     order: list[list[dict]] = []
@@ -186,8 +192,7 @@ def train_stage(net, tokenizer, train: list[dict], valid: list[dict], args, lr: 
         optimizer.step()
         step += 1
         if step % args.eval_every == 0 or step == total:
-            probabilities = scores(net, tokenizer, valid)
-            found = {**quality(labels, probabilities), "pairs": ordered_share(valid, probabilities)}
+            found = validation(net, tokenizer, valid, labels)
             log({"stage": name, "step": step, "of": total, "loss": round(loss.item(), 4),
                  "minutes": round((time.time() - started) / 60, 1), **found})
             if (found[args.select_on] or 0) > best:
