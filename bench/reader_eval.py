@@ -1,7 +1,7 @@
 """The reader alone beside the logistic selector (and the 1.5B judge); fits the reader's mix.
 
     .venv/bin/python bench/reader_eval.py --demo-index DIR --tune-index DIR [--wiki-index DIR]
-        [--fit] [--judge 150] [--loto-scores FILE ...] [--out report.json]
+        [--fit [--fit-on untrained]] [--judge 150] [--loto-scores FILE ...] [--out report.json]
 
 Candidates are what the product reads: every whole sentence of auto's 15-passage hybrid pool,
 labelled 1 when it states a gold short answer (the selector card's labels). Splits: tune (the
@@ -17,6 +17,9 @@ precision and sense recall on the tune questions (`--criterion f0.5` weighs prec
 selector's threshold was picked; the answer targets weigh the two alike), written to
 agent/data/reader_selector.npz. The mix is fitted alone; the readings each split reports are
 stated as the product states them, less every sentence the reader gives under its floor.
+--fit-on untrained fits it on the tune fixture's topics that no model learned from instead (the
+reader trained with them held out: `bench/train_reader.py`), so its weights and threshold are not
+chosen on questions the reader was adapted on.
 --judge N: a seeded sample of N candidates per test split (every positive up to N/4, the rest
 negatives) also judged by the model (agent/assembly/judge.py); all three scorers are scored on it.
 """
@@ -39,7 +42,8 @@ from agent.assembly.selector import (MIX_PATH, NOT_READ, ReaderMix, load_selecto
                                      reader_scores)
 from agent.context import Context  # noqa: E402
 from bench.train_selector import (MEMOS, asqa_questions, corpus_senses, cross_validated, fixture_questions,  # noqa: E402
-                                  ids, pools, rows_and_labels, selection_scores, tune_fixture_questions)
+                                  ids, pools, rows_and_labels, selection_scores, trained_topics,
+                                  tune_fixture_questions)
 
 
 def metrics(labels: np.ndarray, probabilities: np.ndarray, threshold: float) -> dict:
@@ -191,6 +195,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fit", action="store_true", help="fit and write the reader's mix (agent/data/reader_selector.npz)")
     parser.add_argument("--criterion", choices=("f1", "f0.5"), default="f1",
                         help="--fit: what the mix's threshold maximizes on tune (readings' precision and sense recall)")
+    parser.add_argument("--fit-on", choices=("trained", "untrained"), default="trained",
+                        help="--fit: the tune questions the mix is fitted on: the demo tune ids and the tune fixture's "
+                             "trained topics, or the tune fixture's other topics, which no model learned from when the "
+                             "reader was trained with them held out (--tune-index must then hold every topic's "
+                             "passages: bench/tune_fixture_corpus.py --all-topics)")
     parser.add_argument("--judge", type=int, default=0)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--loto-scores", nargs="*", default=[],
@@ -201,8 +210,12 @@ def main(argv: list[str] | None = None) -> int:
     tune = scored(pools(fixture_questions("demo_questions.json", ids("demo_tune")), args.demo_index)
                   + pools(tune_fixture_questions(), args.tune_index))
     report: dict = {}
+    untrained = []
+    if args.fit_on == "untrained":
+        untrained = scored(pools([q for q in tune_fixture_questions(all_topics=True) if q["topic"] not in trained_topics()],
+                                 args.tune_index))
     if args.fit:
-        mix, table = fit_mix(tune, senses, beta=1.0 if args.criterion == "f1" else 0.5)
+        mix, table = fit_mix(untrained or tune, senses, beta=1.0 if args.criterion == "f1" else 0.5)
         np.savez(MIX_PATH, selector_weight=mix.selector_weight, reader_weight=mix.reader_weight,
                  intercept=mix.intercept, threshold=mix.threshold)
         report["mix"] = {"selector_weight": mix.selector_weight, "reader_weight": mix.reader_weight,
@@ -212,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     labels = flat(demo, "labels")
     report["tune, leave one topic out (logistic)"] = metrics(labels, flat(demo, "cv_probs"), load_selector().threshold)
     report["tune"] = split_report(tune, senses)
+    if untrained:
+        report["tune, untrained topics"] = split_report(untrained, senses)
     if args.loto_scores:
         rows = [json.loads(line) for path in args.loto_scores for line in Path(path).read_text().splitlines()]
         report["fixture pairs, leave topics out (reader)"] = metrics(

@@ -222,6 +222,33 @@ def test_the_same_answer_in_the_questions_words_is_a_repeat():
     assert broken_sentences([reading, again], prize) == [] and broken_sentences([reading, other], prize, question) == []
 
 
+def test_a_sentence_holding_an_earlier_one_whole_with_more_after_it_is_a_repeat():
+    """What the answer metrics call a repeat, the answer drops: the earlier sentence said again
+    inside a longer one, as well as a near copy of it."""
+    short = "England won the World Cup in 1966 when it was hosted in England [1]."
+    longer = ("The 1966 World Cup was hosted in England and England won it with a 4-2 win against West Germany "
+              "after extra time [2].")
+    assert repeats(longer, [short]) and repeats(short, [longer])
+    assert not repeats("England reached the semi-finals in 1990 [3].", [short])
+
+
+def test_a_reading_that_says_an_earlier_one_again_as_the_user_reads_it_is_dropped():
+    """Two passages' sentences can differ in their words and say one fact once each is stated
+    with its sense named: the later goes, and the answer's passages are numbered without it."""
+    from agent.assembly.nodes import readings_for
+    from agent.context import Context
+    film = {"id": "f", "title": "The Ten Commandments (1956 film)", "text": "The film stars Charlton Heston."}
+    actor = {"id": "a", "title": "John Derek", "text": "John Derek was an American actor."}
+    question = "Who played Joshua in the movie The Ten Commandments?"
+    scored = [(candidate(film, "The film stars Charlton Heston as Moses and John Derek as Joshua."), 0.9),
+              (candidate(actor, 'He also appeared as Joshua in "The Ten Commandments" (1956).', 1), 0.8)]
+    assert len(choose(scored, 0.5, 4)) == 2  # their own words differ
+    readings, passages = readings_for(question, [film, actor], Context(reading_scorer="logistic"), True, [],
+                                      scored=scored, threshold=0.5)
+    assert [r["citations"] for r in readings] == [["f"]] and [p["id"] for p in passages] == ["f"]
+    assert readings[0]["text"].startswith("For the Ten Commandments (1956 film), ")
+
+
 def test_a_sentence_announcing_reasons_gives_none():
     why = "Why was Project Atlas created?"
     assert not answers_type(why, "Northwind launched Project Atlas for two reasons.")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from agent.assembly.selector import restates
+from agent.assembly.selector import restates, says_again
 from agent.assembly.text import (
     SENTENCE_END,
     STOPWORDS,
@@ -108,13 +108,13 @@ def reading_text(sentence: str, passage: dict, passages: list[dict], lead: bool 
 
 
 def repeats(sentence: str, earlier: list[str], question: str = "") -> bool:
-    """Whether the sentence restates one earlier sentence (agent/assembly/selector.py `restates`),
-    or, given the `question`, says nothing beyond it that one earlier sentence does not ("The
-    first prize at NorthHack was $15,000 [1]." after "For InvoiceLens, the team received the
-    first prize of $15,000 [1]."): the same answer in the question's words."""
+    """Whether the sentence says one earlier sentence again (agent/assembly/selector.py
+    `says_again`), or, given the `question`, says nothing beyond it that one earlier sentence does
+    not ("The first prize at NorthHack was $15,000 [1]." after "For InvoiceLens, the team received
+    the first prize of $15,000 [1]."): the same answer in the question's words."""
     words = said_words(sentence)
     beyond = words - said_words(question) if question else set()
-    return any(restates(words, said) or (beyond and beyond <= said) for said in map(said_words, earlier))
+    return any(says_again(words, said) or (beyond and beyond <= said) for said in map(said_words, earlier))
 
 
 _LAST_CLAUSE = re.compile(r"^(?P<head>.+?)(?:,\s+and|;)\s+(?P<tail>[^;]+?)(?P<end>(?:\s*\[[\d,\s]+\])*\s*[.!?]?\s*)$")

@@ -76,6 +76,24 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
     chosen = choose(scored, threshold, limit, skip_ids,
                     said=[said_words(s) for s in said],
                     sense_of=sense_name if context.reading_scorer == "reader" else None)
+    readings, passages = stated_readings(question, chosen, top, ambiguous, verdicts)
+    # as the user reads them, with each sense named, two readings can say one fact again
+    # ("For John Derek, he also appeared as Joshua in The Ten Commandments (1956)" after the
+    # film's cast list): the later one goes
+    unrepeated, texts = [], []
+    for item, reading in zip(chosen, readings):
+        if not repeats(reading["text"], texts, question):
+            unrepeated.append(item)
+            texts.append(reading["text"])
+    if len(unrepeated) < len(chosen):
+        readings, passages = stated_readings(question, unrepeated, top, ambiguous, verdicts)
+    return readings, passages
+
+
+def stated_readings(question: str, chosen: list[tuple[Candidate, float]], top: list[dict], ambiguous: bool,
+                    verdicts: dict[int, float] | None) -> tuple[list[dict], list[dict]]:
+    """(the chosen readings as stated, passages numbered for the answer: `top` then each
+    reading's passage)."""
     passages = list(top) + [c.passage for c, _ in chosen if c.passage not in top]
     # a sense is named only where it tells readings apart: a clear question's one sense is the asked one
     lead = ambiguous or len({sense_name(c.passage) for c, _ in chosen}) > 1

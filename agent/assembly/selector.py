@@ -24,6 +24,7 @@ from agent.steps.grounding import content_tokens, number_words
 
 MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "selector_model.npz"
 NEAR_REPEAT = 0.8  # share of a reading's content words already in a chosen one: the same fact again
+RESTATED_WORDS = 4  # an earlier sentence this long said again inside a longer one makes that one a repeat
 SAME_PASSAGE_TEXT = 0.95  # cosine at which two passages are copies (a re-chunked or mirrored page)
 
 
@@ -32,6 +33,14 @@ def restates(words: set[str], earlier: set[str]) -> bool:
     (NEAR_REPEAT) and so is every number it states. "The team received the first prize of
     $20,000" states another fact than "... of $15,000", though four words in five are the same."""
     return bool(words) and len(words & earlier) >= NEAR_REPEAT * len(words) and number_words(words) <= earlier
+
+
+def says_again(words: set[str], earlier: set[str]) -> bool:
+    """Whether a sentence says an earlier one again: it restates it, or it holds it whole with more
+    after it ("England won the 1966 World Cup, hosted in England, 4-2 against West Germany after
+    extra time ..." after "England won the World Cup in 1966 when it was hosted in England"). The
+    answer metrics count both as repeats (agent/evaluation/sentence_metrics.py)."""
+    return restates(words, earlier) or (len(earlier) >= RESTATED_WORDS and restates(earlier, words))
 
 
 @dataclass(frozen=True)
