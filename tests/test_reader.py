@@ -3,6 +3,8 @@ model, the `reading_scorer` setting switches what scores readings, and a missing
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -131,3 +133,16 @@ def test_the_within_passage_loss_falls_when_the_answer_outscores_its_mentions():
     assert right < 0.1 < wrong  # only the answer and the mention of the same question and passage compete
     assert ordered_share(batch, np.array([0.9, 0.2, 0.99, 0.99])) == 1.0
     assert ordered_share(batch, np.array([0.2, 0.9, 0.0, 0.0])) == 0.0
+
+
+def test_reader_folds_hold_each_tune_topic_out_exactly_once(tmp_path):
+    from bench.reader_folds import fold_groups
+    rows = [{"source": "demo", "group": f"demo:topic{n}"} for n in range(10) for _ in range(2)]
+    rows += [{"source": "asqa", "group": "asqa:1"}]  # public pairs are never held out: no fold sees a tune topic there
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    folds = fold_groups(path, 3, 13)
+    held = [group for fold in folds for group in fold]
+    assert sorted(held) == sorted(f"demo:topic{n}" for n in range(10))  # every topic once, none twice
+    assert sorted(len(fold) for fold in folds) == [3, 3, 4]
+    assert fold_groups(path, 3, 13) == folds and fold_groups(path, 3, 14) != folds  # seeded
