@@ -157,11 +157,22 @@ def clear_first(questions: list[dict]) -> dict:
             out[part] = f"{sum(q['labels'][i] for q, i in judged) / max(len(judged), 1):.3f} of {len(judged)}"
         return out
     table = {"selector": hits(lambda q: q["selector"]), "reader": hits(lambda q: q["reader_read"]),
-             "shipped mix": hits(lambda q: q["shipped mix"])}
+             "shipped mix": hits(lambda q: q["shipped mix"]),
+             "shipped mix's first passage, its sentences by the reader": hits(within_first_passage)}
     for weight in (0.5, 1.0, 2.0, 4.0):
         table[f"selector logit + {weight} x reader logit"] = hits(
             lambda q, w=weight: _logit(np.asarray(q["selector"])) + w * _logit(np.asarray(q["reader_read"])))
     return table
+
+
+def within_first_passage(q: dict) -> list[float]:
+    """Scores that keep the mix's order of passages and order each passage's read sentences by the
+    reader: the mix chooses the passage, the reader the sentence."""
+    best: dict[str, float] = {}
+    for c, p in zip(q["candidates"], q["shipped mix"]):
+        best[c.passage["id"]] = max(best.get(c.passage["id"], 0.0), p)
+    return [best[c.passage["id"]] - 1e-6 * (1.0 - r) if r > NOT_READ else p * 0.999
+            for c, p, r in zip(q["candidates"], q["shipped mix"], q["reader_read"])]
 
 
 def main(argv: list[str] | None = None) -> int:
