@@ -101,14 +101,20 @@ def flat(questions: list[dict], key: str) -> np.ndarray:
     return np.concatenate([np.asarray(q[key], dtype=float) for q in questions]) if questions else np.zeros(0)
 
 
-def fit_mix(tune: list[dict], senses: dict, beta: float = 1.0) -> tuple[ReaderMix, list[dict]]:
+def mix_weights(tune: list[dict], selector_key: str = "logistic") -> ReaderMix:
+    """The mix's weights: a logistic regression over the selector's (`selector_key`) and the
+    read reader's logits on the tune candidates; its threshold left at 0.5 for `fit_mix` to choose."""
     from sklearn.linear_model import LogisticRegression
 
     from agent.assembly.selector import _logit
-    X = np.column_stack([_logit(flat(tune, "logistic")), _logit(flat(tune, "reader_read"))])
+    X = np.column_stack([_logit(flat(tune, selector_key)), _logit(flat(tune, "reader_read"))])
     y = flat(tune, "labels").astype(int)
     clf = LogisticRegression(C=1.0, max_iter=1000).fit(X, y)
-    mix = ReaderMix(float(clf.coef_[0][0]), float(clf.coef_[0][1]), float(clf.intercept_[0]), 0.5)
+    return ReaderMix(float(clf.coef_[0][0]), float(clf.coef_[0][1]), float(clf.intercept_[0]), 0.5)
+
+
+def fit_mix(tune: list[dict], senses: dict, beta: float = 1.0) -> tuple[ReaderMix, list[dict]]:
+    mix = mix_weights(tune)
     if mix.reader_weight <= 0:  # a reader that only subtracts is not used: the selector alone, at its threshold
         print(f"the reader's fitted weight is {mix.reader_weight:+.3f}: the mix keeps the selector alone",
               file=sys.stderr)

@@ -38,8 +38,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agent.assembly.selector import NOT_READ, ReaderMix, _logit, load_mix, load_selector, reader_read, whole  # noqa: E402
+from agent.assembly.selector import NOT_READ, _logit, load_mix, load_selector, reader_read, whole  # noqa: E402
 from agent.context import Context  # noqa: E402
+from bench.reader_eval import metrics, mix_weights  # noqa: E402
 from bench.train_selector import (MEMOS, corpus_senses, cross_validated, fixture_questions, ids, pools,  # noqa: E402
                                   rows_and_labels, selection_scores, trained_topics, tune_fixture_questions)
 
@@ -102,14 +103,9 @@ def scored_questions(args, folds: list[list[str]]) -> list[dict]:
 
 
 def alone(questions: list[dict], key: str, threshold: float) -> dict:
-    from sklearn.metrics import average_precision_score, roc_auc_score
     labels = np.concatenate([q["labels"] for q in questions]).astype(int)
-    scores = np.concatenate([q[key] for q in questions])
-    chosen = scores >= threshold
-    tp = float((chosen & (labels == 1)).sum())
-    return {"candidates": int(len(labels)), "positives": int(labels.sum()), "auc": round(float(roc_auc_score(labels, scores)), 3),
-            "ap": round(float(average_precision_score(labels, scores)), 3),
-            "f1": round(2 * tp / (chosen.sum() + labels.sum()), 3)}
+    return {"candidates": int(len(labels)), "positives": int(labels.sum()),
+            **metrics(labels, np.concatenate([q[key] for q in questions]), threshold)}
 
 
 def readings(questions: list[dict], key: str, threshold: float, floor: float, senses: dict) -> dict:
@@ -124,13 +120,8 @@ def readings(questions: list[dict], key: str, threshold: float, floor: float, se
 
 
 def refit(questions: list[dict], senses: dict) -> dict:
-    from sklearn.linear_model import LogisticRegression
     fit_on = [q for q in questions if q["part"] != PARTS[1]]  # both scorers out of sample
-    X = np.column_stack([_logit(np.concatenate([q["selector"] for q in fit_on])),
-                         _logit(np.concatenate([q["reader_read"] for q in fit_on]))])
-    clf = LogisticRegression(C=1.0, max_iter=1000).fit(X, np.concatenate([q["labels"] for q in fit_on]).astype(int))
-    mixes = {"shipped mix": load_mix(),
-             "refitted mix": ReaderMix(float(clf.coef_[0][0]), float(clf.coef_[0][1]), float(clf.intercept_[0]), 0.5)}
+    mixes = {"shipped mix": load_mix(), "refitted mix": mix_weights(fit_on, selector_key="selector")}
     out = {"fitted on": f"{len(fit_on)} questions (demo tune, unseen fixture topics)"}
     for name, mix in mixes.items():
         for q in questions:
