@@ -129,6 +129,24 @@ def test_retrained_models_rerun_finished_questions(scripted, demo_index, dataset
     assert second["run"]["questions_run"] == 3 and second["settings_hash"] != first["settings_hash"]
 
 
+def test_edited_code_reruns_finished_questions(scripted, demo_index, dataset, tmp_path, monkeypatch):
+    from agent.evaluation import runner
+
+    code = tmp_path / "code"
+    (code / "agent").mkdir(parents=True)
+    (code / "graphs").mkdir()
+    (code / "agent" / "nodes.py").write_text("THRESHOLD = 0.25\n")
+    shipped = runner.code_fingerprint(code)
+    (code / "agent" / "nodes.py").write_text("THRESHOLD = 0.30\n")
+    assert runner.code_fingerprint(code) != shipped
+    scripted.rules.append(("Reply with JSON", reply))
+    first = run_eval(config(dataset, tmp_path, demo_index))
+    assert first["settings"]["vanilla"]["code"] == runner.code_fingerprint()
+    monkeypatch.setattr(runner, "code_fingerprint", lambda: shipped)
+    second = run_eval(config(dataset, tmp_path, demo_index, out="out2"))
+    assert second["run"]["questions_run"] == 3 and second["settings_hash"] != first["settings_hash"]
+
+
 def test_changed_prompt_files_rerun_finished_questions(scripted, demo_index, dataset, tmp_path, monkeypatch):
     scripted.rules.append(("Reply with JSON", reply))
     first = run_eval(config(dataset, tmp_path, demo_index))

@@ -92,16 +92,29 @@ def models_fingerprint(folder: Path = MODEL_FILES) -> str:
     return files_fingerprint(folder.glob("*.npz"))
 
 
+CODE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def code_fingerprint(root: Path = CODE_ROOT) -> str:
+    """A hash of the answering code (the Python files of agent/ and graphs/): an edited node
+    answers differently under the same settings, so its results are not replayed."""
+    digest = hashlib.sha256()
+    for path in sorted(path for folder in ("agent", "graphs") for path in (root / folder).rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def settings_hash(context, universe: str) -> tuple[str, dict]:
     """(short hash, the settings it covers) for a method context, its passage universe, the
-    prompt files and the learned models: a finished question is reused only when all four are
-    unchanged."""
+    prompt files, the learned models and the code: a finished question is reused only when all
+    five are unchanged."""
     from agent.llm.prompts import prompts_fingerprint
 
     settings = {f.name: getattr(context, f.name) for f in fields(context) if f.name not in OPERATIONAL}
     settings["universe"] = universe
     settings["prompts"] = prompts_fingerprint()
     settings["models"] = models_fingerprint()
+    settings["code"] = code_fingerprint()
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
     return digest, settings
 
