@@ -154,6 +154,19 @@ def validation(net, tokenizer, valid: list[dict], labels: np.ndarray) -> dict:
     return {**quality(labels, probabilities), "pairs": ordered_share(valid, probabilities)}
 
 
+def batch_loss(logits, batch: list[dict], pos_weight, mention_weight: float = 1.0):
+    """Binary cross-entropy with positives weighted by `pos_weight`; with `mention_weight` other
+    than 1, each mention (a sentence of the answer's passage that does not hold it) weighs that
+    much against the other pairs: the reader's usual error is reading a mention as an answer."""
+    import torch
+    target = torch.tensor([float(p["label"]) for p in batch])
+    if mention_weight == 1:
+        return torch.nn.functional.binary_cross_entropy_with_logits(logits, target, pos_weight=pos_weight)
+    scale = torch.tensor([mention_weight if p.get("why") == "mentions" else 1.0 for p in batch])
+    each = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, pos_weight=pos_weight, reduction="none")
+    return (each * scale).mean()
+
+
 def train_stage(net, tokenizer, train: list[dict], valid: list[dict], args, lr: float, epochs: float,
                 name: str, log) -> dict:
     """One stage: AdamW, weighted BCE, evaluation every `--eval-every` steps; the best state by
@@ -164,7 +177,6 @@ def train_stage(net, tokenizer, train: list[dict], valid: list[dict], args, lr: 
     rng = random.Random(args.seed)
     positives = sum(p["label"] for p in train)
     weight = torch.tensor((len(train) - positives) / max(positives, 1))
-    loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=weight)
     optimizer = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=lr, weight_decay=0.01)
     total = int(len(train) * epochs / args.batch)
     if args.pairwise > 0:  # whole groups fill batches less evenly: a step per batch of an epoch
@@ -182,7 +194,7 @@ def train_stage(net, tokenizer, train: list[dict], valid: list[dict], args, lr: 
         batch = order.pop()
         feeds = encode_pairs(tokenizer, texts(batch))
         logits = net(*[torch.from_numpy(feeds[n]) for n in INPUTS])
-        loss = loss_fn(logits, torch.tensor([float(p["label"]) for p in batch]))
+        loss = batch_loss(logits, batch, weight, args.mention_weight)
         if args.pairwise > 0:
             loss = loss + args.pairwise * within_passage_loss(logits, batch)
         optimizer.zero_grad()
@@ -226,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--patience", type=int, default=3)
     parser.add_argument("--pairwise", type=float, default=0.0,
                         help="weight of the within-passage ranking loss (answer above its passage's mentions)")
+    parser.add_argument("--mention-weight", type=float, default=1.0,
+                        help="loss weight of the mentions (same-passage sentences without the answer) against other negatives")
     parser.add_argument("--init", help="start from this delta (its settings) instead of the packaged weights")
     parser.add_argument("--skip-public", action="store_true", help="no public stage (with --init: adapt only)")
     parser.add_argument("--select-on", choices=("auc", "ap", "pairs"), default="auc",

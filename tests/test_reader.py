@@ -135,6 +135,20 @@ def test_the_within_passage_loss_falls_when_the_answer_outscores_its_mentions():
     assert ordered_share(batch, np.array([0.2, 0.9, 0.0, 0.0])) == 0.0
 
 
+def test_the_mention_weight_makes_a_mention_read_as_an_answer_cost_more():
+    torch = pytest.importorskip("torch")
+    from bench.train_reader import batch_loss
+    answer, mention, other = _pair("1", "A", 1), _pair("1", "A", 0) | {"why": "mentions"}, _pair("2", "B", 0) | {"why": "random"}
+    logits = torch.tensor([2.0, 2.0, 2.0])  # each negative read as an answer
+    plain = batch_loss(logits, [answer, mention, other], torch.tensor(3.0))
+    assert torch.isclose(plain, torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor(3.0))(logits, torch.tensor([1.0, 0.0, 0.0])))
+    heavier = batch_loss(logits, [answer, mention, other], torch.tensor(3.0), mention_weight=3.0)
+    each = torch.nn.functional.binary_cross_entropy_with_logits(torch.tensor(2.0), torch.tensor(0.0))
+    assert torch.isclose(heavier - plain, 2 * each / 3)  # only the mention's term grew, threefold
+    assert batch_loss(logits, [answer, other, other], torch.tensor(3.0), mention_weight=3.0) == \
+        batch_loss(logits, [answer, other, other], torch.tensor(3.0))  # no mention in the batch: unchanged
+
+
 def test_reader_folds_hold_each_tune_topic_out_exactly_once(tmp_path):
     from bench.reader_folds import fold_groups
     rows = [{"source": "demo", "group": f"demo:topic{n}"} for n in range(10) for _ in range(2)]
