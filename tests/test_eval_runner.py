@@ -112,37 +112,32 @@ def test_second_run_comes_from_cache_without_model_calls(scripted, demo_index, d
     assert third["run"]["questions_run"] == 3 and third["settings_hash"] != first["settings_hash"]
 
 
-def test_retrained_models_rerun_finished_questions(scripted, demo_index, dataset, tmp_path, monkeypatch):
+def write_model(folder, version: str) -> None:
+    folder.mkdir(exist_ok=True)
+    (folder / "selector_model.npz").write_bytes(version.encode())
+
+
+def write_code(folder, version: str) -> None:
+    (folder / "agent").mkdir(parents=True, exist_ok=True)
+    (folder / "graphs").mkdir(exist_ok=True)
+    (folder / "agent" / "nodes.py").write_text(f"VERSION = {version!r}\n")
+
+
+@pytest.mark.parametrize("part, write", [("models", write_model), ("code", write_code)])
+def test_retrained_models_or_edited_code_rerun_finished_questions(part, write, scripted, demo_index, dataset, tmp_path,
+                                                                   monkeypatch):
     from agent.evaluation import runner
 
-    models = tmp_path / "models"
-    models.mkdir()
-    (models / "selector_model.npz").write_bytes(b"shipped")
-    shipped = runner.models_fingerprint(models)
-    (models / "selector_model.npz").write_bytes(b"retrained")
-    assert runner.models_fingerprint(models) != shipped
+    fingerprint = getattr(runner, f"{part}_fingerprint")
+    folder = tmp_path / part
+    write(folder, "shipped")
+    shipped = fingerprint(folder)
+    write(folder, "changed")
+    assert fingerprint(folder) != shipped
     scripted.rules.append(("Reply with JSON", reply))
     first = run_eval(config(dataset, tmp_path, demo_index))
-    assert first["settings"]["vanilla"]["models"] == runner.models_fingerprint()
-    monkeypatch.setattr(runner, "models_fingerprint", lambda: shipped)
-    second = run_eval(config(dataset, tmp_path, demo_index, out="out2"))
-    assert second["run"]["questions_run"] == 3 and second["settings_hash"] != first["settings_hash"]
-
-
-def test_edited_code_reruns_finished_questions(scripted, demo_index, dataset, tmp_path, monkeypatch):
-    from agent.evaluation import runner
-
-    code = tmp_path / "code"
-    (code / "agent").mkdir(parents=True)
-    (code / "graphs").mkdir()
-    (code / "agent" / "nodes.py").write_text("THRESHOLD = 0.25\n")
-    shipped = runner.code_fingerprint(code)
-    (code / "agent" / "nodes.py").write_text("THRESHOLD = 0.30\n")
-    assert runner.code_fingerprint(code) != shipped
-    scripted.rules.append(("Reply with JSON", reply))
-    first = run_eval(config(dataset, tmp_path, demo_index))
-    assert first["settings"]["vanilla"]["code"] == runner.code_fingerprint()
-    monkeypatch.setattr(runner, "code_fingerprint", lambda: shipped)
+    assert first["settings"]["vanilla"][part] == fingerprint()
+    monkeypatch.setattr(runner, f"{part}_fingerprint", lambda: shipped)
     second = run_eval(config(dataset, tmp_path, demo_index, out="out2"))
     assert second["run"]["questions_run"] == 3 and second["settings_hash"] != first["settings_hash"]
 

@@ -98,10 +98,9 @@ CODE_ROOT = Path(__file__).resolve().parents[2]
 def code_fingerprint(root: Path = CODE_ROOT) -> str:
     """A hash of the answering code (the Python files of agent/ and graphs/): an edited node
     answers differently under the same settings, so its results are not replayed."""
-    digest = hashlib.sha256()
-    for path in sorted(path for folder in ("agent", "graphs") for path in (root / folder).rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
+    from agent.llm.prompts import files_fingerprint
+
+    return files_fingerprint([path for folder in ("agent", "graphs") for path in (root / folder).rglob("*.py")], root)
 
 
 def settings_hash(context, universe: str) -> tuple[str, dict]:

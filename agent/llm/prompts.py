@@ -33,13 +33,17 @@ def prompts_fingerprint() -> str:
     return files_fingerprint(path for path in resources.files("prompts").iterdir() if path.name.endswith(".md"))
 
 
-def files_fingerprint(files) -> str:
-    """A short hash of files' names and bytes, in name order (the evaluation cache's key parts)."""
+def files_fingerprint(files, root=None) -> str:
+    """A short hash of files' names and bytes, in name order (the evaluation cache's key parts);
+    with `root`, a file is named by its path under it (names repeat across folders)."""
     import hashlib
 
+    def name(path) -> str:
+        return path.relative_to(root).as_posix() if root is not None else path.name
+
     digest = hashlib.sha256()
-    for path in sorted(files, key=lambda p: p.name):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in sorted(files, key=name):
+        digest.update(name(path).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 
