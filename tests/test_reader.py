@@ -160,3 +160,26 @@ def test_reader_folds_hold_each_tune_topic_out_exactly_once(tmp_path):
     assert sorted(held) == sorted(f"demo:topic{n}" for n in range(10))  # every topic once, none twice
     assert sorted(len(fold) for fold in folds) == [3, 3, 4]
     assert fold_groups(path, 3, 13) == folds and fold_groups(path, 3, 14) != folds  # seeded
+
+
+def test_answer_choice_reads_the_first_passage_and_learns_which_of_its_sentences_answer():
+    from agent.assembly.features import FEATURES, Candidate
+    from bench.answer_choice import features, first_passage, pairwise_model
+
+    def question(topic: str, answer_first: bool) -> dict:
+        right, other = {"id": f"{topic}-1", "title": "Right"}, {"id": f"{topic}-2", "title": "Other"}
+        found = [Candidate(right, 0, "It opens the passage.", 0), Candidate(right, 1, "It answers.", 0),
+                 Candidate(right, 2, "It is cut off", 0), Candidate(other, 0, "It is elsewhere.", 1)]
+        rows = np.zeros((4, len(FEATURES)))
+        rows[1, FEATURES.index("word_match")] = 1.0  # the feature that tells the answer apart
+        return {"topic": topic, "candidates": found, "labels": [False, True, False, False], "rows": rows,
+                "reader": [0.9, 0.8 if answer_first else 0.95, 0.9, 0.5], "selector": [0.6, 0.3, 0.7, 0.1],
+                "mix": [0.6, 0.3, 0.9, 0.4]}
+
+    q = question("a", True)
+    # the mix's best whole sentence chooses the passage (the cut-off one cannot), in passage order
+    assert first_passage(q) == [0, 1]
+    weights = pairwise_model([question(t, t != "b") for t in "abcd"])
+    assert weights[2 + FEATURES.index("word_match")] > 0  # after the reader's and the selector's logits
+    opening, answer = features(q)[first_passage(q)] @ weights
+    assert answer > opening  # though the reader gives the opening sentence more
