@@ -38,9 +38,7 @@ sys.path.insert(0, str(ROOT))
 from agent.assembly.features import FEATURES  # noqa: E402
 from agent.assembly.selector import NOT_READ, _logit, load_mix, load_selector, reader_read, whole  # noqa: E402
 from agent.context import Context  # noqa: E402
-from bench.reader_folds import PARTS  # noqa: E402
-from bench.train_selector import (MEMOS, cross_validated, fixture_questions, ids, pools,  # noqa: E402
-                                  rows_and_labels, trained_topics, tune_fixture_questions)
+from bench.reader_folds import PARTS, tune_candidates  # noqa: E402
 
 PICK_PROMPT = ("Question: {question}\n\nPassage \"{title}\", in numbered sentences:\n{numbered}\n\n"
                "Which sentence answers the question? Reply with its number only.")
@@ -51,15 +49,7 @@ QUESTIONS_PROMPT = ("Below is a passage split into numbered sentences. For each 
 
 def tune_questions(args) -> list[dict]:
     """The tune questions as bench/reader_folds.py scores them, with its out-of-fold reader scores."""
-    parts = {PARTS[0]: pools(fixture_questions("demo_questions.json", ids("demo_tune")), args.demo_index),
-             PARTS[1]: pools(tune_fixture_questions(), args.tune_index),
-             PARTS[2]: pools([q for q in tune_fixture_questions(all_topics=True) if q["topic"] not in trained_topics()],
-                             args.tune_all_index)}
-    questions = [q | {"part": part} for part, found in parts.items() for q in found]
-    rows_and_labels(questions)
-    for memo in MEMOS.values():
-        memo.save()
-    cross_validated([q for q in questions if q["part"] == PARTS[0]], [q for q in questions if q["part"] == PARTS[1]])
+    questions = tune_candidates(args)
     oof = {row["id"]: row for row in json.loads((args.work / "oof.json").read_text())}
     selector, most = load_selector(), Context().reader_candidates
     for q in questions:

@@ -74,12 +74,9 @@ def fold_readers(work: Path, folds: int) -> list[str]:
     return paths
 
 
-def scored_questions(args, folds: list[list[str]]) -> list[dict]:
-    """Every tune question with its candidates, labels, the selector's probabilities (leave one
-    topic out on demo tune) and the out-of-fold reader's."""
-    from agent.assembly.reader import reader_probabilities
-    readers = fold_readers(args.work, len(folds))
-    fold_of = {group.split(":", 1)[1]: k for k, groups in enumerate(folds) for group in groups}
+def tune_candidates(args) -> list[dict]:
+    """Every tune question of the three parts with its pool, candidates, labels and the
+    selector's leave-one-topic-out probabilities on demo tune (`cv_probs`)."""
     parts = {PARTS[0]: pools(fixture_questions("demo_questions.json", ids("demo_tune")), args.demo_index),
              PARTS[1]: pools(tune_fixture_questions(), args.tune_index),
              PARTS[2]: pools([q for q in tune_fixture_questions(all_topics=True) if q["topic"] not in trained_topics()],
@@ -88,8 +85,17 @@ def scored_questions(args, folds: list[list[str]]) -> list[dict]:
     rows_and_labels(questions)
     for memo in MEMOS.values():
         memo.save()
-    demo = [q for q in questions if q["part"] == PARTS[0]]
-    cross_validated(demo, [q for q in questions if q["part"] == PARTS[1]])
+    cross_validated([q for q in questions if q["part"] == PARTS[0]], [q for q in questions if q["part"] == PARTS[1]])
+    return questions
+
+
+def scored_questions(args, folds: list[list[str]]) -> list[dict]:
+    """Every tune question with its candidates, labels, the selector's probabilities (leave one
+    topic out on demo tune) and the out-of-fold reader's."""
+    from agent.assembly.reader import reader_probabilities
+    readers = fold_readers(args.work, len(folds))
+    fold_of = {group.split(":", 1)[1]: k for k, groups in enumerate(folds) for group in groups}
+    questions = tune_candidates(args)
     selector, most = load_selector(), Context().reader_candidates
     for q in questions:
         final = selector.probabilities(q["rows"]).tolist()
