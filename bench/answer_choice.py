@@ -36,9 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agent.assembly.features import FEATURES  # noqa: E402
-from agent.assembly.selector import NOT_READ, _logit, load_mix, load_selector, reader_read, whole  # noqa: E402
+from agent.assembly.selector import _logit, load_mix, whole  # noqa: E402
 from agent.context import Context  # noqa: E402
-from bench.reader_folds import PARTS, tune_candidates  # noqa: E402
+from bench.reader_folds import PARTS, add_scores, tune_candidates  # noqa: E402
 
 PICK_PROMPT = ("Question: {question}\n\nPassage \"{title}\", in numbered sentences:\n{numbered}\n\n"
                "Which sentence answers the question? Reply with its number only.")
@@ -51,16 +51,12 @@ def tune_questions(args) -> list[dict]:
     """The tune questions as bench/reader_folds.py scores them, with its out-of-fold reader scores."""
     questions = tune_candidates(args)
     oof = {row["id"]: row for row in json.loads((args.work / "oof.json").read_text())}
-    selector, most = load_selector(), Context().reader_candidates
     for q in questions:
         scored = oof[q["id"]]
         if [bool(x) for x in scored["labels"]] != [bool(x) for x in q["labels"]]:
             raise SystemExit(f"{q['id']}: the candidates differ from those oof.json scored; run bench/reader_folds.py again")
-        final = selector.probabilities(q["rows"]).tolist()
-        q["selector"] = q["cv_probs"] if q["part"] == PARTS[0] else final
-        read = set(reader_read(list(zip(q["candidates"], final)), most))
-        q["reader"] = [p if i in read else NOT_READ for i, p in enumerate(scored["reader"])]
-        q["mix"] = load_mix().mixed(q["selector"], q["reader"])
+        add_scores(q, scored["reader"])
+        q["mix"] = load_mix().mixed(q["selector"], q["reader_read"])
     return questions
 
 
@@ -75,7 +71,7 @@ def first_passage(q: dict) -> list[int]:
 
 def features(q: dict) -> np.ndarray:
     """Per candidate: the reader's and the selector's logits, then the selector's features."""
-    logits = np.stack([_logit(np.asarray(q["reader"])), _logit(np.asarray(q["selector"]))], axis=1)
+    logits = np.stack([_logit(np.asarray(q["reader_read"])), _logit(np.asarray(q["selector"]))], axis=1)
     return np.hstack([logits, np.asarray(q["rows"])])
 
 
@@ -116,7 +112,7 @@ def llm_choices(args, clear: list[dict], replies: dict) -> dict:
     chat, retriever = get_chat_model(context), get_retriever(context)
     picked = written = judged = 0
     for q in clear:
-        inside = first_passage(q)
+        inside = q["first passage"]
         if not any(q["labels"][i] for i in inside):
             continue
         judged += 1
@@ -157,23 +153,25 @@ def main(argv: list[str] | None = None) -> int:
     questions = tune_questions(args)
     clear = [q for q in questions if q["label"] != "ambiguous"]
     report: dict = {"clear tune questions": len(clear)}
+    for q in clear:
+        q["first passage"] = first_passage(q)
     for part in (*PARTS, "all"):
         mine = [q for q in clear if part in (q["part"], "all")]
         row = {"questions": len(mine)}
         for k in (1, 2, 3):
             row[f"an answer among the first passage's best {k} (mix)"] = sum(
-                any(q["labels"][i] for i in sorted(first_passage(q), key=lambda i: -q["mix"][i])[:k]) for q in mine)
-        row["the first passage holds an answer"] = sum(any(q["labels"][i] for i in first_passage(q)) for q in mine)
+                any(q["labels"][i] for i in sorted(q["first passage"], key=lambda i: -q["mix"][i])[:k]) for q in mine)
+        row["the first passage holds an answer"] = sum(any(q["labels"][i] for i in q["first passage"]) for q in mine)
         report[part] = row
     inside_rows = {"reader": 0, "selector": 0, "mix": 0, "pairwise, leave one topic out": 0}
     for topic in sorted({q["topic"] for q in clear}):
         weights = pairwise_model([q for q in questions if q["topic"] != topic])
         for q in (q for q in clear if q["topic"] == topic):
-            inside = first_passage(q)
+            inside = q["first passage"]
             if not any(q["labels"][i] for i in inside):
                 continue
-            for name in ("reader", "selector", "mix"):
-                inside_rows[name] += chooses(q, inside, [q[name][i] for i in inside])
+            for name, key in (("reader", "reader_read"), ("selector", "selector"), ("mix", "mix")):
+                inside_rows[name] += chooses(q, inside, [q[key][i] for i in inside])
             inside_rows["pairwise, leave one topic out"] += chooses(q, inside, features(q)[inside] @ weights)
     report["inside the first passage, when it holds an answer: the first sentence answers"] = inside_rows
     if args.model:

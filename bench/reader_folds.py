@@ -96,16 +96,21 @@ def scored_questions(args, folds: list[list[str]]) -> list[dict]:
     readers = fold_readers(args.work, len(folds))
     fold_of = {group.split(":", 1)[1]: k for k, groups in enumerate(folds) for group in groups}
     questions = tune_candidates(args)
-    selector, most = load_selector(), Context().reader_candidates
     for q in questions:
-        final = selector.probabilities(q["rows"]).tolist()
-        # out of sample: leave one topic out on demo tune; the unseen topics were never trained on
-        q["selector"] = q["cv_probs"] if q["part"] == PARTS[0] else final
         pairs = [(q["question"], c.sentence, c.passage.get("title", "")) for c in q["candidates"]]
-        q["reader"] = reader_probabilities(pairs, path=readers[fold_of[q["topic"]]]) if pairs else []
-        read = set(reader_read(list(zip(q["candidates"], final)), most))
-        q["reader_read"] = [p if i in read else NOT_READ for i, p in enumerate(q["reader"])]
+        add_scores(q, reader_probabilities(pairs, path=readers[fold_of[q["topic"]]]) if pairs else [])
     return questions
+
+
+def add_scores(q: dict, reader: list[float]) -> None:
+    """A question's `selector` probabilities (out of sample: leave one topic out on demo tune; the
+    unseen topics were never trained on), its `reader` ones, and `reader_read`: the reader's as the
+    product reads them, NOT_READ for a sentence the selector ranks below the reader's candidates."""
+    final = load_selector().probabilities(q["rows"]).tolist()
+    q["selector"] = q["cv_probs"] if q["part"] == PARTS[0] else final
+    q["reader"] = reader
+    read = set(reader_read(list(zip(q["candidates"], final)), Context().reader_candidates))
+    q["reader_read"] = [p if i in read else NOT_READ for i, p in enumerate(reader)]
 
 
 def alone(questions: list[dict], key: str, threshold: float) -> dict:

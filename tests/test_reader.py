@@ -173,7 +173,7 @@ def test_answer_choice_reads_the_first_passage_and_learns_which_of_its_sentences
         rows = np.zeros((4, len(FEATURES)))
         rows[1, FEATURES.index("word_match")] = 1.0  # the feature that tells the answer apart
         return {"topic": topic, "candidates": found, "labels": [False, True, False, False], "rows": rows,
-                "reader": [0.9, 0.8 if answer_first else 0.95, 0.9, 0.5], "selector": [0.6, 0.3, 0.7, 0.1],
+                "reader_read": [0.9, 0.8 if answer_first else 0.95, 0.9, 0.5], "selector": [0.6, 0.3, 0.7, 0.1],
                 "mix": [0.6, 0.3, 0.9, 0.4]}
 
     q = question("a", True)
