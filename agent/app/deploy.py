@@ -55,7 +55,7 @@ def server_environment(url: str, config_path: Path, environ=os.environ) -> dict:
 
 def check_auth(environ) -> None:
     """Refuse to start an open server: Aegra would fall back to anonymous access if our handler failed to load."""
-    from agent.app.server_auth import KeyConfigError, load_keys
+    from agent.app.api_keys import KeyConfigError, load_keys
 
     try:
         load_keys(environ)
