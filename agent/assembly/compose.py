@@ -16,15 +16,20 @@ from agent.assembly.text import (
     is_question,
     said_words,
 )
+from agent.assembly.units import join_units, split_code
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, marker
 
 MAX_SENTENCE = 600  # characters of a reading's sentence before it is cut at a word and marked as an excerpt
 
 
 def sense_name(passage: dict) -> str:
-    """The sense a passage stands for, in plain words: its title less a section after a colon
+    """The sense a passage stands for, in plain words: the product its document is about, when
+    it was read from a file (`product`, agent/retrieval/products.py: "For Quillpad, ..." rather
+    than its heading's "For User Guide, ..."), else its title less a section after a colon
     ("Saturn V: design and size" is about the Saturn V). A parenthesized aside stays: it is
     what tells the senses of one name apart ("Titan (submersible)" beside the moon's "Titan")."""
+    if passage.get("product"):
+        return passage["product"]
     title = passage.get("title", "").strip()
     head, colon, _ = title.partition(": ")
     return head.strip() if colon and head.strip() else title
@@ -92,11 +97,13 @@ def names_sense(sentence: str, sense: str) -> bool:
 def reading_text(sentence: str, passage: dict, passages: list[dict], lead: bool = True) -> str:
     """The reading as the user reads it: "For <sense>, <sentence> [n]." when the sentence does
     not name its sense itself and either `lead` (the answer speaks of more than one sense) or
-    it opens by referring back ("It ..."); else the sentence and its citation."""
-    body = sentence.replace('""', '"').strip()
+    it opens by referring back ("It ..."); else the sentence and its citation. A lead-in's code
+    block follows it on lines of its own, as it stands in the passage."""
+    body, code = split_code(sentence)
+    body = body.replace('""', '"').strip()
     if len(body) > MAX_SENTENCE:
         body = body[:MAX_SENTENCE].rsplit(" ", 1)[0].rstrip(" ,;:") + " ..."
-    elif body[-1:] not in SENTENCE_END:  # the passage is cut mid-sentence: say it is an excerpt
+    elif body[-1:] not in SENTENCE_END and not code:  # the passage is cut mid-sentence: say it is an excerpt
         body = body.rstrip(" ,;:") + " ..."
     first, _, rest = body.partition(" ")
     sense = lead_sense(passage) if lead or first.lower().strip(",;:") in REFERS_BACK else ""
@@ -104,7 +111,8 @@ def reading_text(sentence: str, passage: dict, passages: list[dict], lead: bool 
         sense = re.sub(r"^The\b", "the", sense)  # "For the Customer Onboarding team, ..."
         first = after_lead(first, passage, passages, rest)
         body = f"For {sense}, {first} {rest}".rstrip()
-    return cited_sentence(body, marker([passage["id"]], passages))
+    cited = cited_sentence(body, marker([passage["id"]], passages))
+    return f"{cited}\n{code}" if code else cited
 
 
 def repeats(sentence: str, earlier: list[str], question: str = "") -> bool:
@@ -144,4 +152,4 @@ def compose(first: list[str], then: list[str], gaps: list[str] = ()) -> str:
         if not is_question(unit[-1]) and not repeats(unit[-1], parts):
             parts += unit
     parts += list(gaps)
-    return " ".join(parts) if parts else NOT_IN_DOCUMENTS
+    return join_units(parts) if parts else NOT_IN_DOCUMENTS

@@ -7,7 +7,7 @@ the signals the hand-tuned scorer used to add up with fixed weights; the selecto
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from agent.assembly.text import (
     spells_out,
     topic_words,
 )
+from agent.assembly.units import unit_prose
 from agent.steps.coherence import cosine
 
 FORMS = ("what", "who", "when", "where", "why", "how", "which", "other")
@@ -53,14 +54,16 @@ def feature_rows(question: str, pool: list[dict], embed, found: list[Candidate] 
                  passage_vectors=None) -> tuple[list[Candidate], np.ndarray]:
     """(candidates, matrix of FEATURES) for the question over its retrieved `pool` (best first).
     `embed` maps texts to unit vectors (the retriever's encoder); `passage_vectors`, when the
-    caller has them, saves embedding the passages again."""
+    caller has them, saves embedding the passages again. A unit (a lead-in with its code block)
+    is read as the prose sentence it says (`unit_prose`): the weights were learned on prose."""
     found = candidates(pool) if found is None else found
     if not found:
         return found, np.zeros((0, len(FEATURES)))
+    read = [replace(c, sentence=unit_prose(c.sentence)) for c in found]
     weights = rarity(question, pool)
     total = sum(weights.values()) or 1.0
     topic = topic_words(weights, pool)
-    texts = [f"{c.passage.get('title', '')}: {c.sentence}" for c in found]
+    texts = [f"{c.passage.get('title', '')}: {c.sentence}" for c in read]
     vectors = embed([question, *texts])
     query, sentence_vectors = vectors[0], vectors[1:]
     if passage_vectors is None:
@@ -79,7 +82,7 @@ def feature_rows(question: str, pool: list[dict], embed, found: list[Candidate] 
     for c, cos in zip(found, cosines):
         best_in[c.passage["id"]] = max(best_in.get(c.passage["id"], -1.0), cos)
     matches = []
-    for c, vector in zip(found, sentence_vectors):
+    for c, vector in zip(read, sentence_vectors):
         words = set(content_tokens(c.sentence))
         match = sum(w for word, w in weights.items() if mentions(word, words)) / total
         title = set(content_tokens(c.passage.get("title", "")))

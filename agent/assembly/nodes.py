@@ -16,8 +16,8 @@ from agent.assembly.text import answer_units, said_words
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.gaps import gap_notes
 from agent.assembly.judge import judged_scores
-from agent.assembly.selector import (choose, load_mix, load_selector, reader_floor, score_pool, under_floor, vetoed,
-                                     written_probabilities)
+from agent.assembly.selector import (choose, how_preference, load_mix, load_selector, reader_floor, score_pool,
+                                     under_floor, vetoed, written_probabilities)
 from agent.context import Context
 from agent.documents.citation import location
 from agent.llm.answers import cited_numbers, may_stream
@@ -75,7 +75,8 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
         scored = vetoed(question, scored, reader_floor(context), threshold)
     chosen = choose(scored, threshold, limit, skip_ids,
                     said=[said_words(s) for s in said],
-                    sense_of=sense_name if context.reading_scorer == "reader" else None)
+                    sense_of=sense_name if context.reading_scorer == "reader" else None,
+                    prefer=how_preference(question))
     readings, passages = stated_readings(question, chosen, top, ambiguous, verdicts)
     # as the user reads them, with each sense named, two readings can say one fact again
     # ("For John Derek, he also appeared as Joshua in The Ten Commandments (1956)" after the

@@ -18,6 +18,7 @@ import numpy as np
 
 from agent.assembly.features import FEATURES, Candidate, candidates, feature_rows
 from agent.assembly.text import markup_residue, table_residue
+from agent.assembly.units import asks_how, is_code_unit, says_how, unit_prose
 from agent.context import Context
 from agent.retrieval.retriever import get_retriever, passage_vectors, sentence_vectors
 from agent.steps.grounding import content_tokens, number_words
@@ -138,7 +139,7 @@ def load_mix(path: str = str(MIX_PATH)) -> ReaderMix:
 def reader_scores(question: str, found: list[Candidate]) -> list[float]:
     """The reader's probability that each candidate sentence answers the question."""
     from agent.assembly.reader import reader_probabilities
-    return reader_probabilities([(question, c.sentence, c.passage.get("title", "")) for c in found])
+    return reader_probabilities([(question, unit_prose(c.sentence), c.passage.get("title", "")) for c in found])
 
 
 def scored_parts(question: str, pool: list[dict], context: Context, written: list[tuple[str, dict]] = ()
@@ -206,18 +207,22 @@ def written_probabilities(question: str, pool: list[dict], context: Context,
 
 def whole(sentence: str) -> bool:
     """A sentence that ends as sentences do: a passage cut mid-sentence (a chunk boundary)
-    gives no reading, since the user would read a fragment."""
-    return sentence.rstrip()[-1:] in '.!?"\')'
+    gives no reading, since the user would read a fragment. A lead-in with its code block is
+    whole by construction."""
+    return sentence.rstrip()[-1:] in '.!?"\')' or is_code_unit(sentence)
 
 
 def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings: int,
            skip_ids: set[str] = frozenset(), said: list[set[str]] | None = None,
-           per_passage: int = 1, sense_of=None) -> list[tuple[Candidate, float]]:
+           per_passage: int = 1, sense_of=None, prefer=None) -> list[tuple[Candidate, float]]:
     """The readings: each passage's best whole sentence (or best `per_passage`; no table row, no
     markup) at or over `threshold`, most probable first, less near-repeats of a chosen one (or of
     `said`, the sentences already stated); with `sense_of` (a passage -> its sense's name, as
     compose's `sense_name`), at most one per sense: the best sentence speaks for its sense, and
-    the next reading goes to another one. Nothing over the threshold: no reading (abstains)."""
+    the next reading goes to another one; with `prefer` (a candidate -> bool, as `how_preference`),
+    the preferred candidates over the threshold come first, in the passage and in the answer.
+    Nothing over the threshold: no reading (abstains)."""
+    first = (lambda item: not prefer(item[0])) if prefer else (lambda item: False)
     best: dict[str, list[tuple[Candidate, float]]] = {}
     for candidate, p in scored:
         pid = candidate.passage["id"]
@@ -225,11 +230,12 @@ def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings
                     and not markup_residue(candidate.sentence))
         if readable and pid not in skip_ids and p >= threshold:
             best.setdefault(pid, []).append((candidate, p))
-    kept = [item for found in best.values() for item in sorted(found, key=lambda item: -item[1])[:per_passage]]
+    kept = [item for found in best.values()
+            for item in sorted(found, key=lambda item: (first(item), -item[1]))[:per_passage]]
     chosen: list[tuple[Candidate, float]] = []
     stated = list(said or [])
     senses: set[str] = set()
-    for candidate, p in sorted(kept, key=lambda item: (-item[1], item[0].rank)):
+    for candidate, p in sorted(kept, key=lambda item: (first(item), -item[1], item[0].rank)):
         words = set(content_tokens(candidate.sentence))
         if not words or any(restates(words, earlier) for earlier in stated):
             continue
@@ -243,3 +249,13 @@ def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings
         if len(chosen) >= max_readings:
             break
     return chosen
+
+
+def how_preference(question: str):
+    """For a question asking how to do something: a candidate that tells how (a code block with
+    its lead-in, an option's row, an instruction; `says_how`) is preferred over the sentences
+    that only describe, among those the selector passes. No weight: the selector's probability
+    still decides whether a unit is stated at all. Else None (no preference)."""
+    if not asks_how(question):
+        return None
+    return lambda candidate: says_how(candidate.passage, candidate.sentence)

@@ -8,21 +8,25 @@ from __future__ import annotations
 import math
 import re
 
+from agent.assembly.units import MIN_ANSWER_SENTENCE, passage_units, split_code
 from agent.llm.answers import cited_numbers, is_question
 from agent.llm.prompts import CITATION_MARKER
 from agent.steps.ambiguity_signals import title_years, years_named
 from agent.steps.grounding import STOPWORDS, content_tokens, passage_words, said_words, stem, tokens
 from agent.steps.interpretations import sentences
 
-__all__ = ["STOPWORDS", "content_tokens", "passage_words", "stem", "tokens", "sentences"]
+__all__ = ["MIN_ANSWER_SENTENCE", "STOPWORDS", "content_tokens", "passage_words", "stem", "tokens", "sentences"]
 
 SENTENCE_END = '.!?"\')'  # a text ending in none of these was cut mid-sentence (a chunk boundary)
 
 
 def cited_sentence(body: str, citation: str) -> str:
     """`body` with its citation (" [n]") before the closing mark, as every stated sentence ends:
-    "... in 1939 [1].", "... is it? [2]", and an excerpt cut by its passage "... [3]"."""
+    "... in 1939 [1].", "... is it? [2]", an excerpt cut by its passage "... [3]", and a lead-in
+    before its code block "To run the tests, type [4]:"."""
     body = body.strip()
+    if body.endswith(":"):
+        return f"{body[:-1].rstrip()}{citation}:"
     excerpt = body.endswith("...")
     body = body if excerpt else body.rstrip(".")
     end = "" if excerpt or body.endswith(("?", "!")) else "."
@@ -35,15 +39,16 @@ TABLE_RUN = 4  # tokens in a row without a letter: a table row flattened into th
 
 
 def markup_residue(sentence: str) -> bool:
-    """Whether the sentence holds markup from its passage's source: read aloud it is not prose."""
-    return bool(_MARKUP.search(sentence))
+    """Whether the sentence holds markup from its passage's source: read aloud it is not prose
+    (a code unit's code is not read aloud: only its lead-in counts)."""
+    return bool(_MARKUP.search(split_code(sentence)[0]))
 
 
 def table_residue(sentence: str) -> bool:
     """Whether the sentence holds a flattened table row (Wikipedia statistics boxes chunked as
     text): read aloud it is a string of numbers and bars, not a reading."""
     run = 0
-    for token in sentence.split():
+    for token in split_code(sentence)[0].split():
         run = 0 if any(ch.isalpha() for ch in token) else run + 1
         if run >= TABLE_RUN:
             return True
@@ -309,17 +314,18 @@ def spells_out(question: str, sentence: str) -> bool:
 
 
 MIN_SENTENCE = 40  # characters: shorter ones are mostly headings, and cost ROUGE-Lsum on the ASQA sample ...
-MIN_ANSWER_SENTENCE = 20  # ... except a short one holding what is asked ("Sixty-three teams competed.")
+# ... except a short one holding what is asked ("Sixty-three teams competed."): MIN_ANSWER_SENTENCE
 
 
 def passage_sentences(passage: dict) -> list[str]:
-    """Whole sentences of the passage: not the quoted title a chunk starts with, not a chunk's
-    opening fragment (lower-case start); its closing one (no end mark) stays, and a reading
-    from it is shown as an excerpt ("... Ewan McGregor, Stanley ..."): it holds answers too
-    (dropping such fragments cost 1.3 to 1.8 STR-EM on the ASQA sample). Short ones are
-    screened by the scorer."""
-    text = re.sub(r'^\s*"[^"]{1,200}"\s+', "", passage["text"])
-    return [s for s in sentences(text) if len(s) >= MIN_ANSWER_SENTENCE and not s[:1].islower()]
+    """The passage's candidate readings (agent/assembly/units.py): whole sentences of prose, not
+    the quoted title a chunk starts with, not a chunk's opening fragment (lower-case start); its
+    closing one (no end mark) stays, and a reading from it is shown as an excerpt ("... Ewan
+    McGregor, Stanley ..."): it holds answers too (dropping such fragments cost 1.3 to 1.8
+    STR-EM on the ASQA sample). A passage read by structure gives its code block with the
+    sentence leading into it, its table rows and its list items as units of their own. Short
+    ones are screened by the scorer."""
+    return [text for _, text in passage_units(passage)]
 
 
 def answer_units(sentences: list[str]) -> list[list[str]]:

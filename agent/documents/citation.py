@@ -10,8 +10,9 @@ LOCATION = ("document", "section", "page")
 
 
 def located(passage: dict, metadata: str | dict | None, document: str | None) -> dict:
-    """A stored passage with where it stands (`document`, `section`, `page`), for the passages
-    read by structure; any other passage comes back as it was."""
+    """A stored passage with where it stands (`document`, `section`, `page`) and what it is
+    (`kind`: text, list, code or table; its answer units depend on it), for the passages read
+    by structure; any other passage comes back as it was."""
     if isinstance(metadata, str):
         try:
             metadata = json.loads(metadata or "{}")
@@ -21,7 +22,7 @@ def located(passage: dict, metadata: str | dict | None, document: str | None) ->
     if "section" not in metadata and "page" not in metadata:
         return passage
     return {**passage, "document": document or passage["id"], "section": metadata.get("section") or "",
-            "page": metadata.get("page")}
+            "page": metadata.get("page"), **({"kind": metadata["kind"]} if metadata.get("kind") else {})}
 
 
 def citation(passage: dict) -> str:

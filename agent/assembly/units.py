@@ -1,0 +1,182 @@
+"""Answer units: what a passage is split into when its sentences compete to be a reading.
+
+Prose gives its whole sentences. A passage read by structure (agent/documents/: its `kind` is
+text, list, code or table) gives the units a manual answers with, each kept whole:
+
+- a code block with the sentence leading into it ("To run the tests, type:"), carried as a
+  fenced block so every place that shows the answer shows it as code;
+- one row of a table, read against its header ("`--quiet` — Print nothing.");
+- one list item (its nested items with it).
+
+A line of a structured passage that ends no sentence (a heading, a caption, an image's alt
+text) is no unit: it names a thing and answers nothing. Prose in passages with no `kind`
+(JSONL, plain text) is split as before.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.steps.interpretations import sentences
+
+FENCE = "```"
+MIN_ANSWER_SENTENCE = 20  # characters: shorter ones are mostly headings (see agent/assembly/text.py)
+ENDS = ('.', '!', '?', '"', "'", ")")  # a line ending otherwise ends no sentence
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+_CODE_BLOCK = re.compile(r"\n```[^\n]*\n.*\n```$", re.S)
+# a lead-in reads as prose: it opens with a capital and holds no code punctuation
+_PROSE_LEAD = re.compile(r"^[A-Z][^(){}\[\]=;$<>]*:$")
+# a cell naming a flag, a setting or an identifier: shown as code
+_CODE_CELL = re.compile(r"^(?:-{1,2}[\w-]+|[\w.-]*[_./=$@<>\[\]{}][\w.-]*|[a-z][\w-]*|[A-Z][A-Z0-9_]+)(?:[, =]+\S+)*$")
+_OPTION = re.compile(r"^`[^`]+` — ")  # an option's row or item, as `option` writes it
+_TO_DO = re.compile(r"^To\s+\w+[^,]{0,80},\s+\w+")  # "To run the tests, type ..."
+# verbs an instruction opens with ("Run make check.", "Set PAGER to ...")
+INSTRUCTION_VERBS = frozenset(
+    "add call change check choose click configure copy create define delete disable download edit enable enter "
+    "export install invoke launch load mount open pass pipe press put remove rename replace restart run save "
+    "select set specify start stop type uninstall unset update upgrade use write".split())
+# questions asking how to do something, not how a thing works ("How do I run ...?", "How to ...",
+# "What command ...?", "Which option ...?")
+HOW_TO = re.compile(r"^\s*(?:how\s+(?:do|can|could|should|would|may|must|shall)\s+(?:i|we|you|one|users?)\b|"
+                    r"how\s+to\b|(?:what|which)\s+(?:\w+\s+)?(?:command|option|flag|setting|switch|parameter|"
+                    r"syntax|variable)s?\b)", re.IGNORECASE)
+
+
+def passage_kind(passage: dict) -> str:
+    """The passage's kind when a reader cut it by structure (text, list, code, table), else ""."""
+    return passage.get("kind") or (passage.get("metadata") or {}).get("kind") or ""
+
+
+def passage_units(passage: dict) -> list[tuple[str, str]]:
+    """(kind, text) of each unit of the passage, in order: kind is "sentence", "code", "row" or
+    "item"."""
+    text = re.sub(r'^\s*"[^"]{1,200}"\s+', "", passage["text"])
+    kind = passage_kind(passage)
+    if not kind:
+        return [("sentence", s) for s in prose_sentences(text)]
+    if kind == "code":
+        return code_units(text)
+    if kind == "table":
+        return table_units(text)
+    units: list[tuple[str, str]] = []
+    blocks = _BLANK_LINE.split(text.strip())
+    for block in blocks:
+        lines = block.split("\n")
+        if len(lines) > 1:  # a list, with or without its lead-in
+            units += [("item", item) for item in list_items(lines)]
+        else:  # of several blocks, a piece ending no sentence is a heading, a caption or alt text
+            units += [("sentence", s) for s in prose_sentences(block) if len(blocks) == 1 or s.endswith(ENDS)]
+    return units
+
+
+def prose_sentences(text: str) -> list[str]:
+    """Whole sentences: not a chunk's opening fragment (lower-case start) nor a short piece."""
+    return [s for s in sentences(text) if len(s) >= MIN_ANSWER_SENTENCE and not s[:1].islower()]
+
+
+def code_units(text: str) -> list[tuple[str, str]]:
+    """The code block with its lead-in as one unit; a block no sentence leads into is none
+    (nothing says what it does)."""
+    lead, _, code = text.partition("\n")
+    if not code.strip() or not _PROSE_LEAD.match(lead.strip()):
+        return []
+    return [("code", f"{lead.strip()}\n{FENCE}\n{code.strip(chr(10))}\n{FENCE}")]
+
+
+def table_units(text: str) -> list[tuple[str, str]]:
+    """One unit per body row, read against the header: "`key` — description." for two
+    columns, "`key` — Header: value; Header: value." for more."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    if lines and lines[0].rstrip().endswith(":") and " | " not in lines[0]:
+        lines = lines[1:]  # the table's lead-in
+    if len(lines) < 2:
+        return []
+    header = [cell.strip() for cell in lines[0].split("|")]
+    units = []
+    for line in lines[1:]:
+        cells = [cell.strip() for cell in line.split("|")]
+        key, rest = cells[0], cells[1:]
+        if not key or not any(rest):
+            continue
+        if len(rest) == 1:
+            said = rest[0]
+        else:
+            said = "; ".join(f"{name}: {cell}" if name else cell for name, cell in zip(header[1:], rest) if cell)
+        units.append(("row", completed(option(f"{key} — {said}"))))
+    return units
+
+
+def list_items(lines: list[str]) -> list[str]:
+    """Each top-level item with its nested items after it ("; "), as a sentence; a lead-in line
+    ending in ':' is no item."""
+    if lines[0].rstrip().endswith(":") and not lines[0].startswith(" "):
+        lines = lines[1:]
+    items: list[list[str]] = []
+    for line in lines:
+        if items and line.startswith(" "):
+            items[-1].append(line.strip())
+        elif line.strip():
+            items.append([line.strip()])
+    return [completed(option("; ".join(parts))) for parts in items if len(" ".join(parts)) >= MIN_ANSWER_SENTENCE]
+
+
+def option(item: str) -> str:
+    """An item naming an option and what it does ("--quiet — Print nothing", a definition list's
+    term and definition) with the option shown as code, as a table row shows it."""
+    key, dash, said = item.partition(" — ")
+    return f"`{key}` — {said}" if dash and _CODE_CELL.match(key) and "`" not in key else item
+
+
+def completed(text: str) -> str:
+    """A unit that is whole by its structure ends as a sentence does, so it reads as one."""
+    text = text.strip().rstrip(" ;,:")
+    return text if text.endswith(ENDS) else f"{text}."
+
+
+def is_code_unit(unit: str) -> bool:
+    """Whether the unit is a lead-in with its fenced code block (whole by construction)."""
+    return bool(_CODE_BLOCK.search(unit))
+
+
+def split_code(unit: str) -> tuple[str, str]:
+    """(the unit's prose, its fenced code block or "")."""
+    found = _CODE_BLOCK.search(unit)
+    return (unit[:found.start()], unit[found.start() + 1:]) if found else (unit, "")
+
+
+SCORED_CODE = 200  # characters of code the selector and reader read after the lead-in: what it runs, not a listing
+
+
+def unit_prose(unit: str) -> str:
+    """The unit as the selector and the reader read it: a code unit as one sentence, its lead-in
+    then the start of its code ("To run the tests, type: make check."); backticks dropped. The
+    models were trained on prose sentences, so they read what the unit says in that form."""
+    prose, block = split_code(unit)
+    if block:
+        code = " ; ".join(line.strip() for line in block.split("\n")[1:-1] if line.strip())
+        prose = completed(f"{prose.strip()} {code[:SCORED_CODE].strip()}")
+    return prose.replace("`", "")
+
+
+def asks_how(question: str) -> bool:
+    """Whether the question asks how to do something (not how a thing works)."""
+    return bool(HOW_TO.match(question))
+
+
+def says_how(passage: dict, unit: str) -> bool:
+    """Whether the unit tells how: a code block with its lead-in, an option's row, or an
+    instruction (it opens with an instruction verb, or "To do X, do Y")."""
+    if is_code_unit(unit) or passage_kind(passage) == "table" or _OPTION.match(unit):
+        return True
+    first = (re.findall(r"[A-Za-z]+", unit) or [""])[0].lower()
+    return first in INSTRUCTION_VERBS or bool(_TO_DO.match(unit))
+
+
+def join_units(parts: list[str]) -> str:
+    """The answer's parts joined: sentences by a space, a part holding a code block set apart
+    by blank lines, so its fence stands on lines of its own."""
+    out = ""
+    for part in parts:
+        block = "\n" in part or out.endswith(FENCE)
+        out = part if not out else f"{out}\n\n{part}" if block else f"{out} {part}"
+    return out
