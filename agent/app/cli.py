@@ -264,7 +264,7 @@ def cmd_ask(args) -> int:
 def _print_answer(result: dict, shown) -> None:
     """The checked answer under what streamed: in full when nothing did, else only its new
     sentences and a note for each line shown that it dropped (agent/app/early_answer.py)."""
-    from agent.app.early_answer import dropped_reasons
+    from agent.app.early_answer import dropped_reasons, one_line
     from agent.documents.citation import citation
 
     if not shown.shown_anything:
@@ -282,7 +282,7 @@ def _print_answer(result: dict, shown) -> None:
         print("Interpretations:")
         for item in result["interpretations"]:
             cites = ", ".join(item["citations"]) or "no citation"
-            print(f"  - {item['question']} -> {item['answer']}  [{cites}]")
+            print(f"  - {item['question']} -> {one_line(item['answer'])}  [{cites}]")
     if result["passages"]:  # the cited ones, numbered as in the answer; the rest only counted
         cited = set(result.get("cited") or [])
         shown = [(n, p) for n, p in enumerate(result["passages"], 1) if p["id"] in cited] or \

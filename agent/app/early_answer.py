@@ -10,11 +10,33 @@ holds gets a short "dropped: ..." note, so nothing is printed twice.
 
 from __future__ import annotations
 
+from agent.assembly.units import split_code
 from agent.llm.streaming import split_sentences, words
 
 
 def _key(sentence: str) -> str:
     return " ".join(words(sentence))
+
+
+def pieces(text: str) -> list[str]:
+    """The sentences of an answer as it is compared with what is on screen; a reading's lead-in
+    with its code block is one piece (its code is never split at a period)."""
+    found: list[str] = []
+    for part in text.strip().split("\n\n"):
+        prose, code = split_code(part)
+        if not code:
+            found += split_sentences(part)
+            continue
+        heads = split_sentences(prose) or [""]
+        found += [*heads[:-1], f"{heads[-1]}\n{code}".strip()]
+    return [piece for piece in found if piece]
+
+
+def one_line(answer: str) -> str:
+    """A short answer on one line (an interpretation's): a code block's lines in backticks."""
+    prose, code = split_code(answer)
+    lines = [line.strip() for line in code.split("\n")[1:-1] if line.strip()]
+    return f"{prose.strip()} " + " ".join(f"`{line}`" for line in lines) if code else answer
 
 
 class ShownAnswer:
@@ -41,16 +63,16 @@ class ShownAnswer:
     def changes(self, answer: str, dropped_reasons: dict | None = None) -> tuple[list[str], list[str]]:
         """(sentences of the final answer not on screen yet, "dropped: ..." notes for the lines on
         screen it no longer holds); `dropped_reasons` maps a reading's sense to why it went."""
-        final = split_sentences(answer.strip())
+        final = pieces(answer)
         final_keys = {_key(s) for s in final}
         shown = [(r.get("sense") or "", r["text"]) for r in self.readings]
-        shown += [("", s) for s in split_sentences(self.streamed.strip())]
+        shown += [("", s) for s in pieces(self.streamed)]
         shown_keys = {_key(text) for _, text in shown}
-        shown_keys |= {_key(s) for _, text in shown for s in split_sentences(text)}
+        shown_keys |= {_key(s) for _, text in shown for s in pieces(text)}
         new = [s for s in final if _key(s) and _key(s) not in shown_keys]
         notes = []
         for sense, text in shown:
-            if all(_key(s) in final_keys for s in split_sentences(text)):
+            if all(_key(s) in final_keys for s in pieces(text)):
                 continue
             label = f'the reading "{sense}"' if sense else f'"{_short(text, 60)}"'
             reason = (dropped_reasons or {}).get(sense)
