@@ -16,6 +16,14 @@ from pydantic import Field
 from tests.scripted import ScriptedChatModel
 
 
+def tool_text(content: str | list) -> str:
+    """A tool message's text: LangChain tools give a string, MCP tools (langchain-mcp-adapters) content blocks."""
+    if isinstance(content, str):
+        return content
+    return "".join(block["text"] if isinstance(block, dict) else str(block) for block in content
+                   if not isinstance(block, dict) or block.get("type") == "text")
+
+
 class ToolCallingScript(ScriptedChatModel):
     tool_name: str = "ask_documents"
     tool_args: dict[str, Any] = Field(default_factory=dict)
@@ -31,7 +39,7 @@ class ToolCallingScript(ScriptedChatModel):
             call = {"name": self.tool_name, "args": self.tool_args, "id": "call-1", "type": "tool_call"}
             message = AIMessage(content="", tool_calls=[call])
         else:
-            message = AIMessage(content=self.summarize(json.loads(last.content)))
+            message = AIMessage(content=self.summarize(json.loads(tool_text(last.content))))
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     @staticmethod
