@@ -5,7 +5,9 @@ retrieve (2k) -> analyze_coherence -> classify_ambiguity ->
       keep_top_passages -> synthesize_answer
   Ambiguous (and Uncertain by default):
       decompose -> [write_hypothetical_document] -> retrieve_dual -> fuse_rankings -> synthesize_answer
-`decompose` clusters the passages; as published (`adf_calls=per_cluster`) a call per kept
+Where the passages come from documents of two or more products (agent/retrieval/products.py),
+the gate is Ambiguous and `decompose` groups them by product instead of by KMeans: which
+product is the strongest sense there is. `decompose` clusters the passages; as published (`adf_calls=per_cluster`) a call per kept
 cluster writes its sub-question, then `write_hypothetical_document` a call per sub-question its
 HyDE passage; `batched` (the product's) writes both for every cluster in ONE call
 (agent/steps/sub_questions.py). It falls back to keep_top_passages when its clusters cannot be
@@ -32,6 +34,7 @@ from agent.steps.coherence import (
     classify,
     cluster_passages,
     dispersion,
+    product_clusters,
     pathway_overlap,
     separability,
 )
@@ -39,6 +42,8 @@ from agent.context import ADFCalls, AnswerLength, Context, Readings, departure
 from agent.retrieval.retriever import passage_vectors
 from agent.errors import InputError, validate_question
 from agent.llm.prompts import fragment
+from agent.retrieval.pool import document_pool, user_turns
+from agent.retrieval.products import product_names
 from agent.retrieval.retriever import get_retriever, reciprocal_rank_fusion
 from agent.steps.answer_modes import synthesize
 from agent.steps.sub_questions import write_each_sub_question, write_hypothetical_documents, write_sub_questions
@@ -115,7 +120,9 @@ def retrieve(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
     Also clears the previous turn's working state, so a thread's next question starts afresh."""
     context = runtime.context
     question = validate_question(state["question"])
-    return {"detection_passages": get_retriever(context).search(question, context.retrieval_mode, 2 * context.k),
+    passages = document_pool(get_retriever(context), question, context.retrieval_mode, 2 * context.k, None,
+                             context.document_quota, user_turns(state.get("messages"), question))
+    return {"detection_passages": passages,
             "sub_questions": [], "hypothetical_documents": [], "pathways": [], "candidates": {}, "guidance": ""}
 
 
@@ -135,13 +142,15 @@ def classify_ambiguity(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
     context = runtime.context
     tau_var, tau_sep = context.thresholds()
     stats = state["coherence"]
-    gate = classify(stats["variance"], stats["separability"], tau_var, tau_sep)
+    products = product_names(state.get("detection_passages") or [])
+    gate = "Ambiguous" if len(products) >= 2 else classify(stats["variance"], stats["separability"], tau_var, tau_sep)
     decompose_it = gate == "Ambiguous" or (gate == "Uncertain" and context.uncertain_fallback == "decompose")
     path = "decompose" if decompose_it else "direct"
     emit({"event": "gate", "gate": gate, "path": path, **stats})
     return {"gate": gate, "path": path,
             "decision": {"ambiguous": decompose_it, "branch": path, "gate": gate, "path": path,
-                         "preset": context.preset, "tau_var": tau_var, "tau_sep": tau_sep}}
+                         "preset": context.preset, "tau_var": tau_var, "tau_sep": tau_sep,
+                         **({"products": products} if len(products) >= 2 else {})}}
 
 
 def route_after_classify_ambiguity(state: ADFState) -> Literal["decompose", "keep_top_passages"]:
@@ -155,7 +164,8 @@ def _fall_back(reason: str, **details) -> dict:
 
 @tracked
 def decompose(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
-    """KMeans (k = min(max(2, n//2), 4)) over all n detection passages; clusters far from
+    """KMeans (k = min(max(2, n//2), 4)) over all n detection passages, or one group per
+    product where they document several (`product_clusters`); clusters far from
     the question are dropped; a call per kept cluster writes its sub-question (`per_cluster`),
     or one call every kept cluster's sub-question and hypothetical document (`batched`)."""
     context = runtime.context
@@ -163,11 +173,13 @@ def decompose(state: ADFState, runtime: Runtime[ADFContext]) -> dict:
     if len(passages) < MIN_DECOMPOSE_PASSAGES:
         return _fall_back(f"only {len(passages)} detection passages; clustering needs {MIN_DECOMPOSE_PASSAGES}")
     retriever = get_retriever(context)
-    clusters = cluster_passages(passage_vectors(retriever, passages), retriever.embed_queries([question])[0],
-                                context.min_cluster_cosine)
+    vectors, query_vector = passage_vectors(retriever, passages), retriever.embed_queries([question])[0]
+    by_product = product_clusters(passages, vectors, query_vector, context.min_cluster_cosine)
+    clusters = by_product or cluster_passages(vectors, query_vector, context.min_cluster_cosine)
     summary = [{"passage_ids": [passages[i]["id"] for i in c["members"]], "cosine": c["cosine"], "kept": c["kept"]}
                for c in clusters]
-    details = {"k_clusters": adaptive_k(len(passages)), "clusters": summary}
+    details = {"k_clusters": len(clusters) if by_product else adaptive_k(len(passages)), "clusters": summary,
+               "grouping": "product" if by_product else "kmeans"}
     kept = [c for c in summary if c["kept"]]
     if not kept:
         return _fall_back(f"no cluster has cosine >= {context.min_cluster_cosine} to the question", **details)

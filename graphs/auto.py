@@ -1,9 +1,11 @@
 """auto, the default method: decide per question whether it is clear or ambiguous from cheap
 signals, then answer from the passages with readings chosen by a learned selector.
 
-retrieve_for_gate (3k passages, ranked as a 2k search) -> assess_ambiguity (no LLM, on the top
-2k: query detector, focus of the passages on the question, years the top titles leave open, ADF
-coherence for the record; agent/steps/ambiguity_signals.py) ->
+retrieve_for_gate (3k passages, ranked as a 2k search; over documents read from files, each
+document's best first, and only a named product's: agent/retrieval/pool.py) -> assess_ambiguity
+(no LLM, on the top 2k: query detector, focus of the passages on the question, years the top
+titles leave open, ADF coherence for the record; agent/steps/ambiguity_signals.py; two products
+that answer make it ambiguous: agent/assembly/products.py) ->
   budget "thorough" with `thorough=diva` and ambiguous: the DIVA graph as a subgraph node
               (graphs/compose.py; several calls, with the product's settings); its detail goes
               under `decision.diva`
@@ -17,6 +19,9 @@ coherence for the record; agent/steps/ambiguity_signals.py) ->
                        compose_answer (the readings alone, no draft)
     budget "fast", "thorough": synthesize_answer (one call over the top k, vanilla's prompt) ->
                        check_sentences (the draft's sentences that stand) -> compose_answer
+    budget "fast", "thorough" where two or more products answer (passages read from files):
+                       write_product_lines (one call: a line per product from its own passages,
+                       each kept when its product's cited passage holds it) -> compose_answer
 `decision` = {ambiguous, branch, interpretations_source, abstained, auto: {signals, fired, thresholds,
 method}, assembly: {readings, dropped}} (+ `diva: {...}` when DIVA answered); the stream carries an
 `auto_decision` event as soon as the gate has decided.
@@ -32,10 +37,12 @@ from langgraph.runtime import Runtime
 
 from agent.context import AnswerLength, Context, Readings, VerifyCalls, departure
 from agent.errors import InputError, validate_question
+from agent.retrieval.pool import document_pool, user_turns
 from agent.retrieval.retriever import get_retriever
 from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.assembly.gate import GATE_POOL, gate_signals, load_gate
 from agent.assembly.nodes import check_sentences, compose_answer, draft_answer, select_readings
+from agent.assembly.product_lines import write_product_lines
 from agent.steps.ambiguity_signals import DEFAULT_THRESHOLDS, GateThresholds, is_ambiguous
 from agent.usage import emit, tracked
 from graphs.compose import subgraph_node
@@ -126,6 +133,7 @@ class AutoState(RAGState, total=False):
     prose: list[str]  # the draft's sentences that stand
     dropped_sentences: list[dict]  # the draft's sentences that did not, with why
     reading_scores: list[float]  # the selector's probability per sentence of the pool (the gate reads them)
+    products: list[str]  # the products whose passages answer, when two or more do: one reading and line each
 
 
 @tracked
@@ -136,9 +144,10 @@ def retrieve_for_gate(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
     so the gate's 2k and the answer's k are what they were."""
     context = runtime.context
     question = validate_question(state["question"])
-    wider = get_retriever(context).search(question, context.retrieval_mode, READING_POOL * context.k,
-                                          depth=2 * GATE_POOL * context.k)  # ranked as the gate's 2k alone
-    return {"detection_passages": wider, "guidance": ""}
+    wider = document_pool(get_retriever(context), question, context.retrieval_mode, READING_POOL * context.k,
+                          depth=2 * GATE_POOL * context.k,  # ranked as the gate's 2k alone
+                          quota=context.document_quota, conversation=user_turns(state.get("messages"), question))
+    return {"detection_passages": wider, "guidance": "", "products": []}
 
 
 @tracked
@@ -159,12 +168,18 @@ def assess_ambiguity(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
         fired = fired if ambiguous else []
     else:
         ambiguous, fired = is_ambiguous(signals, thresholds)
+    products = signals.get("products") or []
+    if len(products) >= 2:  # each product is a reading, whatever the encyclopedia-trained gate says
+        ambiguous, fired = True, [*fired, f"{len(products)} products answer"]
     method = "diva" if context.runs_diva else METHOD_FOR_BUDGET[context.budget]
     method = "judged readings" if context.judges_instead_of_drafting else method
     method = method if ambiguous or context.budget == "instant" else "vanilla"
+    if len(products) >= 2 and method.startswith("synthesis"):
+        method = method.replace("synthesis", "a line per product", 1)
     emit({"event": "auto_decision", "ambiguous": ambiguous, "method": method, "fired": fired})
     return {
         "ambiguous": ambiguous,
+        "products": products if len(products) >= 2 else [],
         "reading_scores": [round(p, 5) for _, p in scored],
         "decision": {
             "ambiguous": ambiguous, "branch": "ambiguous" if ambiguous else "clear",
@@ -192,16 +207,23 @@ def select_readings_for_budget(state: AutoState, runtime: Runtime[AutoContext]) 
     context = runtime.context
     if context.judges and context.judge_readings == 0:  # thorough judges every one, fast=judge the unsure
         every = {"judge_min": 0.0, "judge_max": 1.0} if context.budget == "thorough" else {}
-        runtime = runtime.override(context=replace(context, judge_readings=JUDGED, **every))
-    return select_readings(state, runtime)
+        context = replace(context, judge_readings=JUDGED, **every)
+    products = state.get("products") or []
+    if len(products) > context.max_readings:  # the answer states each product that answers
+        context = replace(context, max_readings=len(products))
+    return select_readings(state, runtime.override(context=context))
 
 
 def route_after_select_readings(
     state: AutoState, runtime: Runtime[AutoContext]
-) -> Literal["synthesize_answer", "compose_answer"]:
+) -> Literal["synthesize_answer", "write_product_lines", "compose_answer"]:
+    """The readings alone (instant, or fast=judge's judged ones), a line per product when two or
+    more products answer, else vanilla's draft."""
     context = runtime.context
     judged_only = context.judges_instead_of_drafting and state.get("ambiguous") is not False
-    return "compose_answer" if context.budget == "instant" or judged_only else "synthesize_answer"
+    if context.budget == "instant" or judged_only:
+        return "compose_answer"
+    return "write_product_lines" if len(state.get("products") or []) >= 2 else "synthesize_answer"
 
 
 builder = StateGraph(AutoState, context_schema=AutoContext, input_schema=InputState, output_schema=OutputState)
@@ -211,6 +233,7 @@ builder.add_node("assess_ambiguity", assess_ambiguity)
 builder.add_node("select_readings", select_readings_for_budget)
 builder.add_node("synthesize_answer", draft_answer)
 builder.add_node("check_sentences", check_sentences)
+builder.add_node("write_product_lines", write_product_lines)
 builder.add_node("compose_answer", compose_answer)
 builder.add_node("diva", subgraph_node("diva"))
 builder.add_edge(START, "retrieve_for_gate")
@@ -219,6 +242,7 @@ builder.add_conditional_edges("assess_ambiguity", route_after_assess_ambiguity)
 builder.add_conditional_edges("select_readings", route_after_select_readings)
 builder.add_edge("synthesize_answer", "check_sentences")
 builder.add_edge("check_sentences", "compose_answer")
+builder.add_edge("write_product_lines", "compose_answer")
 builder.add_edge("compose_answer", END)
 builder.add_edge("diva", END)
 

@@ -3,7 +3,9 @@
 A logistic regression over the cheap signals the rule gate thresholds (query detector, focus,
 coherence, editions) and the reading selector's view of the pool: how many passages hold a
 sentence it would state, how sure it is of the best and of the second-best sense. Trained by
-`bench/train_gate.py` on the tune splits (card: agent/data/gate_card.md).
+`bench/train_gate.py` on the tune splits (card: agent/data/gate_card.md). Over documents of
+several products, the products that answer (`products`, agent/assembly/products.py) are a
+signal of their own: auto calls a question two of them answer ambiguous whatever the model says.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import numpy as np
 
 from agent.assembly.compose import sense_name
 from agent.assembly.features import Candidate
+from agent.assembly.nodes import selector_threshold
+from agent.assembly.products import answering_products, by_product_scores
 from agent.assembly.selector import mixed_scores, reader_floor, scored_parts, whole
 from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.steps.ambiguity_signals import detector_signal, edition_signal, passage_signals
@@ -91,10 +95,13 @@ def gate_signals(question: str, pool: list[dict], context) -> tuple[dict, list[t
                **edition_signal(question, pool[:context.k])}
     logistic, reader = scored_parts(question, pool, context) if pool else ([], None)
     signals |= selector_view(logistic, READABLE_AT)  # the learned gate's features keep their trained meaning
-    if reader is None:
-        return signals, logistic
-    signals["confident_senses"] = confident_senses(logistic, reader, max(reader_floor(context), GATE_CONFIDENT_AT))
-    return signals, mixed_scores(logistic, reader)
+    if reader is not None:
+        signals["confident_senses"] = confident_senses(logistic, reader, max(reader_floor(context), GATE_CONFIDENT_AT))
+    by_product = by_product_scores(question, pool, context)
+    if by_product is not None:  # several products' documents: each read as if the question had named it
+        signals["products"] = answering_products(question, by_product, context, selector_threshold(context))
+        return signals, by_product
+    return signals, logistic if reader is None else mixed_scores(logistic, reader)
 
 
 CONFIDENT_SENSES = 2  # senses with a reading the reader is sure of that make a question ambiguous

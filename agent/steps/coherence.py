@@ -13,6 +13,8 @@ from typing import Literal
 
 import numpy as np
 
+from agent.retrieval.products import product_key
+
 Gate = Literal["Ambiguous", "Uncertain", "Unambiguous"]
 SEED = 0  # KMeans initialisation: the gate must not flip between two runs of one question
 MIN_DECOMPOSE_PASSAGES = 4  # the paper finds KMeans unreliable below 4-5 passages (section 7.2)
@@ -139,6 +141,24 @@ def cluster_passages(vectors, query_vector, min_cosine: float = 0.2) -> list[dic
     clusters = []
     for label in sorted(set(labels.tolist())):
         members = [int(i) for i in np.flatnonzero(labels == label)]
+        similarity = cosine(query_vector, matrix[members].mean(axis=0))
+        clusters.append({"members": members, "cosine": round(similarity, 6), "kept": similarity >= min_cosine})
+    return sorted(clusters, key=lambda c: -c["cosine"])
+
+
+def product_clusters(passages: list[dict], vectors, query_vector, min_cosine: float = 0.2) -> list[dict]:
+    """One cluster per product the passages document (`product`, agent/retrieval/pool.py), the
+    best-ranked MAX_CLUSTERS, shaped as `cluster_passages`'s and ordered by cosine; [] when
+    they document fewer than two: then the vectors' geometry (KMeans) groups them."""
+    groups: dict[str, list[int]] = {}
+    for index, passage in enumerate(passages):
+        if passage.get("product"):
+            groups.setdefault(product_key(passage["product"]), []).append(index)
+    if len(groups) < 2:
+        return []
+    matrix = _matrix(vectors)
+    clusters = []
+    for members in list(groups.values())[:MAX_CLUSTERS]:  # first seen = best ranked
         similarity = cosine(query_vector, matrix[members].mean(axis=0))
         clusters.append({"members": members, "cosine": round(similarity, 6), "kept": similarity >= min_cosine})
     return sorted(clusters, key=lambda c: -c["cosine"])

@@ -1,0 +1,54 @@
+"""Readings by product: where a pool's passages document several products (agent/retrieval/
+products.py), each product is a sense of the question, the strongest grouping signal there is.
+
+The selector's features compare a sentence with the pool's best (rank, cosine gap), so over
+three manuals the install sentence of the first-ranked one scores high and the others' low,
+though each answers for its product. Scoring each product's passages as a pool of their own
+reads every product's sentences as if the question had named it; a product *answers* when one
+of its sentences then clears the readings' threshold (and the reader's veto).
+"""
+
+from __future__ import annotations
+
+from agent.assembly.features import Candidate, candidates
+from agent.assembly.selector import reader_floor, score_pool, vetoed, whole
+from agent.assembly.text import markup_residue, table_residue
+from agent.context import Context
+from agent.retrieval.products import product_key
+
+
+def product_groups(pool: list[dict]) -> dict[str, list[dict]]:
+    """The pool's passages by product key, in pool order ("" for passages of no product)."""
+    groups: dict[str, list[dict]] = {}
+    for passage in pool:
+        groups.setdefault(product_key(passage.get("product") or ""), []).append(passage)
+    return groups
+
+
+def by_product_scores(question: str, pool: list[dict], context: Context) -> list[tuple[Candidate, float]] | None:
+    """Every candidate of the pool (in `candidates(pool)` order) scored within its product's
+    passages; None when the pool documents fewer than two products (it is scored as one pool)."""
+    groups = product_groups(pool)
+    if len([key for key in groups if key]) < 2:
+        return None
+    probability: dict[tuple[str, int], float] = {}
+    for passages in groups.values():
+        for candidate, p in score_pool(question, passages, context):
+            probability[(candidate.passage["id"], candidate.position)] = p
+    return [(c, probability.get((c.passage["id"], c.position), 0.0)) for c in candidates(pool)]
+
+
+def answering_products(question: str, scored: list[tuple[Candidate, float]], context: Context,
+                       threshold: float) -> list[str]:
+    """The products with a readable sentence at or over `threshold` that the reader does not
+    reject (as a reading needs), the surest first."""
+    if context.reading_scorer == "reader":
+        scored = vetoed(question, scored, reader_floor(context), threshold)
+    best: dict[str, tuple[float, str]] = {}
+    for candidate, p in scored:
+        product = candidate.passage.get("product")
+        readable = whole(candidate.sentence) and not table_residue(candidate.sentence) \
+            and not markup_residue(candidate.sentence)
+        if product and readable and p >= threshold and p > best.get(product_key(product), (-1.0, ""))[0]:
+            best[product_key(product)] = (p, product)
+    return [name for _, name in sorted(best.values(), key=lambda item: -item[0])]

@@ -1,0 +1,146 @@
+"""Which product a passage read from a file documents, and which products a question names.
+
+Over many products' manuals in one index, the ambiguity of a question is often *which product*:
+"How do I install it?" has one answer per manual. A passage read by structure (it carries a
+`document`, agent/documents/citation.py) belongs to the product its document is about: the
+folder it was ingested from (`tools/quillpad/README.md` -> quillpad), past folders that only
+hold others (docs, python, debian, ...), else its document's title less the words that name a
+kind of document ("Quillpad User Guide" -> Quillpad). Encyclopedia records (JSONL, one entity
+per passage) carry no document and have no product: their senses are their titles.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.documents.citation import location
+
+# folders that hold other products' documents rather than being a product themselves
+CONTAINERS = frozenset("doc docs documentation manual manuals man share usr local lib lib64 site-packages "
+                       "dist-packages packages package pkgs vendor vendored third_party thirdparty external src "
+                       "python python3 debian node_modules opt en html md markdown pdf text txt content pages "
+                       "guides guide reference references".split())
+# words of a title that name a kind of document, not what it documents
+DOCUMENT_KINDS = frozenset("user users guide guides manual manuals handbook reference documentation docs doc readme "
+                           "faq faqs tutorial tutorials quickstart quick start getting started introduction intro "
+                           "overview release notes changelog changes installation install instructions howto how-to "
+                           "the a an for of to and on with".split())
+WORD = re.compile(r"[\w.+-]+")
+
+
+def product_of(passage: dict) -> str | None:
+    """The product a passage documents, in the words its document uses; None for a passage
+    without document structure (a record of the demo corpus or of a JSONL file)."""
+    document = location(passage).get("document")
+    if not document:
+        return None
+    title = document_title(passage)
+    folder = product_folder(str(document))
+    if folder:  # as the title writes it, else as the passage capitalizes it ("quillpad" -> Quillpad)
+        return spelled_as_in(folder, title) or capitalized_in(folder, passage.get("text") or "") or folder
+    return title_product(title) or _stem(str(document)) or title or str(document)
+
+
+def document_title(passage: dict) -> str:
+    """The document's own title: a passage read by structure is titled "<document>: <section>"."""
+    title = (passage.get("title") or "").strip()
+    section = (passage.get("section") or "").strip()
+    if section and title.endswith(f": {section}"):
+        return title[: -len(section) - 2].strip()
+    return title
+
+
+def product_folder(document: str) -> str:
+    """The first folder of the document's path that is not a container of other products' folders
+    (`python/openai/README.md` -> openai); "" when every folder is one (`docs/guide.md`)."""
+    folders = [part for part in document.split("/")[:-1] if part]
+    for folder in folders:
+        if folder.casefold() not in CONTAINERS:
+            return folder
+    return ""
+
+
+def spelled_as_in(folder: str, title: str) -> str:
+    """The folder's name as the title writes it ("quillpad" in "Quillpad User Guide" -> Quillpad,
+    "acme-cli" in "The Acme CLI Manual" -> Acme CLI), or "" when the title does not hold it."""
+    parts = [p for p in re.split(r"[-_\s.]+", folder.casefold()) if p]
+    words = WORD.findall(title)
+    for start in range(len(words)):
+        run, joined = [], ""
+        for word in words[start:]:
+            run.append(word)
+            joined = "".join(w.casefold() for w in run)
+            if joined == "".join(parts) or [w.casefold() for w in run] == parts:
+                return " ".join(run)
+            if len(joined) >= len("".join(parts)):
+                break
+    return ""
+
+
+def capitalized_in(folder: str, text: str) -> str:
+    """The folder's name as the text writes it with a capital, or ""."""
+    for start in (m.start() for m in re.finditer(r"\b[A-Z]", text)):
+        if spelled := spelled_as_in(folder, text[start:start + 4 * len(folder)]):
+            return spelled if text[start:].startswith(spelled) else ""
+    return ""
+
+
+def title_product(title: str) -> str:
+    """A title less the words that name a kind of document: "Quillpad User Guide" -> Quillpad."""
+    words = WORD.findall(title)
+    while words and words[0].casefold() in DOCUMENT_KINDS:
+        words.pop(0)
+    while words and words[-1].casefold() in DOCUMENT_KINDS:
+        words.pop()
+    return " ".join(words)
+
+
+def _stem(document: str) -> str:
+    stem = document.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return "" if stem.casefold() in DOCUMENT_KINDS else stem
+
+
+def product_key(product: str) -> str:
+    """Two spellings of one product are one product ("Acme CLI", "acme-cli")."""
+    return re.sub(r"[-_\s.]+", "", product.casefold())
+
+
+def names_product(text: str, product: str) -> bool:
+    """Whether `text` names the product: its words in order, as words ("install Quillpad",
+    "the Acme CLI"), or run together ("acmecli")."""
+    parts = [p for p in re.split(r"[-_\s.]+", product.casefold()) if p]
+    if not parts:
+        return False
+    words = [w.casefold().strip(".") for w in WORD.findall(text)]
+    joined = "".join(parts)
+    for start in range(len(words)):
+        if words[start:start + len(parts)] == parts or product_key(words[start]) == joined:
+            return True
+    return False
+
+
+def named_products(texts: list[str], products: list[str]) -> set[str]:
+    """The product keys the first text that names any of `products` names: the question, else
+    the conversation's latest user turn that names one (`texts` newest first)."""
+    for text in texts:
+        named = {product_key(p) for p in products if names_product(text, p)}
+        if named:
+            return named
+    return set()
+
+
+def product_names(passages: list[dict]) -> list[str]:
+    """The products the passages document (`product`, set by agent/retrieval/pool.py), in order."""
+    names: dict[str, str] = {}
+    for passage in passages:
+        if passage.get("product"):
+            names.setdefault(product_key(passage["product"]), passage["product"])
+    return list(names.values())
+
+
+def product_title(passage: dict) -> str:
+    """The passage's title, led by its product where the title does not name it ("Fernsync User
+    Guide: Installation"): what a title tells a reader of one sentence is which sense it is about."""
+    title = passage.get("title") or ""
+    product = passage.get("product")
+    return f"{product} {title}".strip() if product and not names_product(title, product) else title

@@ -1,0 +1,171 @@
+"""Readings by product over many products' manuals in one index: three invented tools' Markdown
+manuals, each with an Installation section giving its own command. A question all three answer
+gets a reading per product, named after the product, through the real auto graph (instant: no
+model; fast: one scripted call writing a line per product); a question or a conversation naming
+one product gets that one only; ADF decomposes by product; the demo corpus is as before."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from agent.app import api
+from agent.context import Context
+from agent.retrieval.pool import document_pool, per_document, user_turns
+from agent.retrieval.products import names_product, product_folder, product_of, title_product
+from agent.retrieval.retriever import get_retriever
+from tests.scripted import SYNTHESIS_MARKER
+
+# (folder, title, name as the manual writes it, install command, what it is, where its settings are)
+MANUALS = [
+    ("quillpad", "Quillpad User Guide", "Quillpad", "pip install quillpad",
+     "Quillpad is a note-taking tool for the terminal that keeps notes as plain files.",
+     "Quillpad stores its settings in the file ~/.quillpad/config.toml."),
+    ("lumenctl", "Lumenctl Manual", "Lumenctl", "apt install lumenctl",
+     "Lumenctl controls smart lights on a local network from the command line.",
+     "Lumenctl reads the bridge address from the LUMEN_BRIDGE environment variable."),
+    # a title that names only a kind of document: the product is the folder, as the text spells it
+    ("fernsync", "User Guide", "Fernsync", "brew install fernsync",
+     "Fernsync copies folders between machines and keeps them in step.",
+     "Fernsync keeps its list of folders in the file pairs.yaml next to its data."),
+]
+COMMANDS = {name: command for _, _, name, command, _, _ in MANUALS}
+LINES_MARKER = "one line that answers it for that product only"
+
+
+def manual(title: str, name: str, command: str, about: str, settings: str) -> str:
+    return (f"# {title}\n\n{about}\n\n## Installation\n\nInstall {name} with the command `{command}`. "
+            f"It needs Python 3.10 or later.\n\n## Configuration\n\n{settings} Restart {name} after changing it.\n\n"
+            f"## Troubleshooting\n\nIf {name} does not start, check the log in your home folder and report the "
+            "problem on the issue tracker.\n")
+
+
+@pytest.fixture(scope="module")
+def manuals_index(tmp_path_factory) -> str:
+    """An index of the three manuals, each in its own folder (as manuals of many packages are laid out)."""
+    from agent.retrieval.corpus import ReadReport, read_passages
+    from agent.retrieval.index import IndexStore, ingest
+
+    root = tmp_path_factory.mktemp("manuals")
+    for folder, *fields in MANUALS:
+        (root / folder).mkdir()
+        (root / folder / "README.md").write_text(manual(*fields))
+    path = tmp_path_factory.mktemp("manuals-index")
+    ingest(IndexStore(str(path), create=True), read_passages([str(root)], ReadReport()))
+    return str(path)
+
+
+def context(index, **extra):
+    return {"model": "scripted", "index_dir": index, **extra}
+
+
+def test_a_passage_read_from_a_file_names_its_product_a_record_none():
+    def passage(document, title, section="Installation", text=""):
+        return {"id": f"{document}#1", "title": f"{title}: {section}", "text": text, "document": document,
+                "section": section}
+
+    assert product_of(passage("quillpad/README.md", "Quillpad User Guide")) == "Quillpad"
+    assert product_of(passage("python/acme-cli/docs/index.md", "The Acme CLI Manual")) == "Acme CLI"
+    assert product_of(passage("fernsync/guide.md", "User Guide", text="Fernsync copies folders.")) == "Fernsync"
+    assert product_of(passage("lumenctl.md", "Lumenctl Manual")) == "Lumenctl"
+    assert product_of({"id": "hp-unit", "title": "Horsepower", "text": "A unit of power."}) is None
+    assert product_folder("debian/nodejs/BUILDING.md") == "nodejs" and product_folder("docs/guide.md") == ""
+    assert title_product("Quillpad User Guide") == "Quillpad" and title_product("FAQ") == ""
+    assert names_product("How do I install the Acme CLI?", "Acme CLI")
+    assert not names_product("How do I install it?", "Acme CLI")
+
+
+def test_each_document_adds_its_best_passages_before_any_adds_more():
+    ranked = [{"id": f"{d}#{n}", "document": d, "section": "s"} for d, n in
+              [("a", 1), ("a", 2), ("a", 3), ("a", 4), ("b", 1), ("c", 1), ("b", 2)]]
+    assert [p["id"] for p in per_document(ranked, 5, 2)] == ["a#1", "a#2", "b#1", "c#1", "b#2"]
+    one_manual = ranked[:4]  # one long document still fills the pool
+    assert [p["id"] for p in per_document(one_manual, 3, 1)] == ["a#1", "a#2", "a#3"]
+
+
+def test_a_question_every_manual_answers_gets_a_reading_per_product(scripted, manuals_index):
+    result = api.ask("How do I install it?", "auto", context(manuals_index, budget="instant"))
+    decision = result["decision"]
+    assert decision["ambiguous"] is True and "3 products answer" in decision["auto"]["fired"]
+    readings = decision["auto"]["assembly"]["readings"]
+    assert sorted(r["sense"] for r in readings) == ["Fernsync", "Lumenctl", "Quillpad"]
+    for reading in readings:  # each cites its own product's manual
+        assert reading["citations"][0].startswith(reading["sense"].lower() + "/")
+    assert all(command in result["answer"] for command in COMMANDS.values())
+    assert "For Fernsync, " in result["answer"]  # named by its product, not its title ("User Guide")
+    assert "User Guide," not in result["answer"] and not scripted.calls
+
+
+def test_a_question_naming_a_product_gets_that_product_only(scripted, manuals_index):
+    result = api.ask("How do I install Lumenctl?", "auto", context(manuals_index, budget="instant"))
+    assert {p["document"] for p in result["passages"]} == {"lumenctl/README.md"}
+    assert [r["sense"] for r in result["decision"]["auto"]["assembly"]["readings"]] == ["Lumenctl"]
+    assert COMMANDS["Lumenctl"] in result["answer"]
+    assert not any(COMMANDS[other] in result["answer"] for other in ("Quillpad", "Fernsync"))
+
+
+def test_a_product_the_conversation_named_is_the_one_answered(scripted, manuals_index):
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from graphs.auto import AutoContext, graph
+
+    messages = [HumanMessage("What is Fernsync?"), AIMessage("Fernsync copies folders between machines [1]."),
+                HumanMessage("How do I install it?")]
+    assert user_turns(messages, "How do I install it?") == ["What is Fernsync?"]
+    state = graph.invoke({"question": "How do I install it?", "messages": messages},
+                         context=AutoContext(index_dir=manuals_index, model="scripted", budget="instant"))
+    assert {p["document"] for p in state["passages"]} == {"fernsync/README.md"}
+    assert COMMANDS["Fernsync"] in state["answer"] and COMMANDS["Quillpad"] not in state["answer"]
+
+
+def product_lines(messages) -> str:
+    """A line per product citing its own passage, and one citing another product's passage."""
+    text = str(messages[-1].content)
+    blocks = dict(re.findall(r"^(\w+):\n((?:\[\d+\] .*\n?)+)", text, re.M))
+    first = {name: int(re.match(r"\[(\d+)\]", block).group(1)) for name, block in blocks.items()}
+    lines = [{"product": name, "line": f"For {name}, install it with the command {COMMANDS[name]} [{number}]."}
+             for name, number in first.items()]
+    lines.append({"product": "Quillpad", "line": f"For Quillpad, run {COMMANDS['Lumenctl']} [{first['Lumenctl']}]."})
+    return json.dumps({"lines": lines})
+
+
+def test_the_fast_budget_writes_a_line_per_product_and_keeps_those_their_passage_holds(scripted, manuals_index):
+    scripted.rules.append((LINES_MARKER, product_lines))
+    result = api.ask("How do I install it?", "auto", context(manuals_index))
+    assert result["route"] == ["retrieve_for_gate", "assess_ambiguity", "select_readings", "write_product_lines",
+                               "compose_answer"]
+    assert result["usage"]["llm_calls"] == 1 and not [c for c in scripted.calls if SYNTHESIS_MARKER in c["text"]]
+    (prompt,) = [c["text"] for c in scripted.calls if LINES_MARKER in c["text"]]
+    assert all(f"{name}:\n[" in prompt for name in COMMANDS)  # each product's passages under its name
+    dropped = result["decision"]["auto"]["assembly"]["dropped"]
+    assert any(COMMANDS["Lumenctl"] in d["sentence"] and "Quillpad" in d["sentence"] for d in dropped)
+    assert all(command in result["answer"] for command in COMMANDS.values())
+    assert f"run {COMMANDS['Lumenctl']}" not in result["answer"]
+    for item in result["interpretations"]:  # every line and reading cites its own product's manual
+        name = re.search(r"\((\w+)\)\?$", item["question"]).group(1)
+        assert item["citations"][0].startswith(name.lower() + "/")
+
+
+def test_adf_decomposes_by_product(scripted, manuals_index):
+    def sub_questions(messages) -> str:
+        groups = re.findall(r"^Group (\d+):\n(.*)$", str(messages[-1].content), re.M)
+        return json.dumps({"sub_questions": [
+            {"group": int(n), "question": f"How do I install {lead.split()[0]}?", "passage": ""} for n, lead in groups]})
+
+    scripted.rules.extend([("Each passage: ", sub_questions),
+                           (SYNTHESIS_MARKER, json.dumps({"interpretations": [], "answer": ""}))])
+    result = api.ask("How do I install it?", "adf", context(manuals_index, adf_calls="batched", readings="on"))
+    decision = result["decision"]["adf"]
+    assert decision["gate"] == "Ambiguous" and sorted(decision["products"]) == ["Fernsync", "Lumenctl", "Quillpad"]
+    assert decision["grouping"] == "product" and len(decision["clusters"]) == 3
+    for cluster in decision["clusters"]:  # a cluster is one product's passages
+        assert len({i.split("/")[0] for i in cluster["passage_ids"]}) == 1
+
+
+def test_the_demo_corpus_pool_is_the_plain_ranking(demo_index):
+    retriever = get_retriever(Context(index_dir=demo_index))
+    pool = document_pool(retriever, "What is HP?", "hybrid", 15, 20, quota=2)
+    assert pool == retriever.search("What is HP?", "hybrid", 15, depth=20)
+    assert not any("product" in p for p in pool)
