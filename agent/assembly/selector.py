@@ -20,6 +20,7 @@ from agent.assembly.features import FEATURES, Candidate, candidates, feature_row
 from agent.assembly.text import markup_residue, table_residue
 from agent.assembly.units import asks_how, is_code_unit, says_how, unit_prose
 from agent.context import Context
+from agent.retrieval.products import product_title
 from agent.retrieval.retriever import get_retriever, passage_vectors, sentence_vectors
 from agent.steps.grounding import content_tokens, number_words
 
@@ -137,9 +138,10 @@ def load_mix(path: str = str(MIX_PATH)) -> ReaderMix:
 
 
 def reader_scores(question: str, found: list[Candidate]) -> list[float]:
-    """The reader's probability that each candidate sentence answers the question."""
+    """The reader's probability that each candidate sentence answers the question, read under its
+    passage's title (led by its product where the title does not name it: `product_title`)."""
     from agent.assembly.reader import reader_probabilities
-    return reader_probabilities([(question, unit_prose(c.sentence), c.passage.get("title", "")) for c in found])
+    return reader_probabilities([(question, unit_prose(c.sentence), product_title(c.passage)) for c in found])
 
 
 def scored_parts(question: str, pool: list[dict], context: Context, written: list[tuple[str, dict]] = ()
