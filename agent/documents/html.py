@@ -109,9 +109,11 @@ def _table(element) -> str:
 
 
 def _items(element, depth: int = 0) -> list[str]:
-    """One line per item (a definition list: per term and per definition), nested lists
-    indented under their item; a bullet that every item spells out in its text is dropped."""
+    """One line per item (a definition list: a term and its definition on one line, "term —
+    definition", as an options list reads), nested lists indented under their item; a bullet
+    that every item spells out in its text is dropped."""
     entries: list[tuple[str, list]] = []
+    term = False  # the last entry is a term awaiting its definition
     for child in element.xpath("./li|./dt|./dd"):
         nested = [sub for sub in child if isinstance(sub.tag, str) and sub.tag.lower() in LISTS]
         parts = [child.text or ""]
@@ -119,7 +121,12 @@ def _items(element, depth: int = 0) -> list[str]:
             if sub not in nested:
                 parts.append(sub.text_content() if isinstance(sub.tag, str) else "")
             parts.append(sub.tail or "")
-        entries.append((_clean("".join(parts)), nested))
+        text = _clean("".join(parts))
+        if term and child.tag.lower() == "dd" and text and entries[-1][0]:
+            entries[-1] = (f"{entries[-1][0]} — {text}", entries[-1][1] + nested)
+        else:
+            entries.append((text, nested))
+        term = child.tag.lower() == "dt"
     texts = [text for text, _ in entries if text]
     bulleted = len(texts) > 1 and all(BULLET.match(text) for text in texts)
     lines: list[str] = []

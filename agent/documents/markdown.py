@@ -28,7 +28,9 @@ def _parser():
 
 
 def inline_text(token) -> str:
-    """The words of an inline token, without markup."""
+    """The words of an inline token, without markup. An image's alt text is not among them: it
+    names a picture, and glued into the sentence around it would read as part of it
+    (`alt_text` gives it apart)."""
     parts: list[str] = []
     for child in token.children or []:
         if child.type == "code_inline" and parts:  # a MyST role: {file}`setup.py` reads as setup.py
@@ -37,11 +39,15 @@ def inline_text(token) -> str:
             parts.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
             parts.append(" ")
-        elif child.type == "image":
-            parts.append(child.content or "")
         elif child.type == "html_inline" and not child.content.startswith("<"):
             parts.append(child.content)
     return " ".join("".join(parts).split())
+
+
+def alt_text(token) -> str:
+    """The alt text of the images in an inline token, as one line."""
+    return " ".join(" ".join(child.content.split()) for child in token.children or []
+                    if child.type == "image" and child.content)
 
 
 def parse(text: str, fallback_title: str) -> Structure:
@@ -73,6 +79,7 @@ def _emit(tokens, builder: SectionBuilder) -> None:
             index = end + 1
         elif token.type == "paragraph_open":
             text = inline_text(tokens[index + 1])
+            builder.add("text", alt_text(tokens[index + 1]))  # a block of its own, never in a sentence
             builder.add("text", "" if MYST_TARGET.match(text) else text)
             index += 3
         elif token.type == "html_block":

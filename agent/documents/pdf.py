@@ -93,8 +93,8 @@ def _structure(texts: list[str], outline: list[tuple[int, list[str]]], title: st
 
 def _emit(builder: SectionBuilder, lines: list[str], path: list[str]) -> None:
     builder.levels = [(depth, name) for depth, name in enumerate(path, 1)]
-    for paragraph in _paragraphs(lines):
-        builder.add("text", paragraph)
+    for kind, text in _blocks(lines):
+        builder.add(kind, text)
 
 
 def _shape(line: str) -> str:
@@ -118,29 +118,67 @@ def _heading_line(lines: list[str], heading: str) -> int | None:
     return None
 
 
-def _paragraphs(lines: list[str]) -> list[str]:
-    """Lines joined into paragraphs: a blank line, or a short line ending a sentence, ends one;
-    a line opening with a bullet glyph starts one."""
+def _blocks(lines: list[str]) -> list[tuple[str, str]]:
+    """("text", paragraph) and ("code", lines) blocks: lines joined into paragraphs, where a
+    blank line, a short line ending a sentence, or a short line that a capitalized one follows
+    (a heading, a caption, an image's alt text) ends one, and a line opening with a bullet glyph
+    starts one. After a paragraph ending in ':', the lines that read as code (`_code_line`) are
+    its code block, kept line by line: a PDF does not record what is code."""
     width = max((len(line.strip()) for line in lines), default=0)
-    paragraphs, current = [], ""
-    for line in lines:
+    blocks: list[tuple[str, str]] = []
+    current, code = "", []
+
+    def end_paragraph() -> None:
+        nonlocal current
+        if current:
+            blocks.append(("text", current))
+        current = ""
+
+    for index, line in enumerate(lines):
         text = " ".join(line.split())
+        if code and not _code_line(text) and text:
+            blocks.append(("code", "\n".join(code)))
+            code = []
+        led = bool(blocks) and blocks[-1][0] == "text" and blocks[-1][1].endswith(":")
+        if code or (not current and led and _code_line(text)):
+            code.append(line.rstrip())
+            continue
         if BULLET.match(text):  # a list item: a paragraph of its own, without the glyph
-            if current:
-                paragraphs.append(current)
-            current, text = "", BULLET.sub("", text)
+            end_paragraph()
+            text = BULLET.sub("", text)
         if not text:
-            if current:
-                paragraphs.append(current)
-            current = ""
+            end_paragraph()
             continue
         if current.endswith("-") and text[:1].islower():
             current = current[:-1] + text
         else:
             current = f"{current} {text}" if current else text
-        if text.endswith(SENTENCE_END) and len(text) < 0.7 * width:
-            paragraphs.append(current)
-            current = ""
-    if current:
-        paragraphs.append(current)
-    return paragraphs
+        following = " ".join(lines[index + 1].split()) if index + 1 < len(lines) else ""
+        short = len(text) < 0.7 * width
+        if (short and (text.endswith(SENTENCE_END) or _stands_alone(text, following, width))
+                or text.endswith(":") and _code_line(following)):
+            end_paragraph()
+    end_paragraph()
+    if code:
+        blocks.append(("code", "\n".join(code).rstrip("\n")))
+    return blocks
+
+
+def _stands_alone(text: str, following: str, width: int) -> bool:
+    """Whether a short line ending no sentence is a line of its own (a heading, a caption, alt
+    text): a paragraph's lines run the page's width but its last, and the next line opens with
+    a capital or a digit. A wrapped sentence rarely breaks under half the width."""
+    return len(text) < 0.5 * width and (following[:1].isupper() or following[:1].isdigit())
+
+
+# a line of code opens in lower case or with a symbol ($ ./ -- # { <): a command or a statement;
+# or it holds code punctuation and does not open as prose does (a capitalized word, then a word)
+CODE_START = re.compile(r"^(?:[a-z_$#>./~{}<\[(@-]|\d+\s*[|:])")
+CODE_MARKS = re.compile(r"[=;{}]|::|->|\(\)")
+PROSE_START = re.compile(r"^[A-Z][a-z]*,?\s+[a-z]")
+
+
+def _code_line(text: str) -> bool:
+    if not text or (text[:1].isupper() and text.endswith(".")):
+        return False
+    return bool(CODE_START.match(text)) or (bool(CODE_MARKS.search(text)) and not PROSE_START.match(text))

@@ -115,13 +115,30 @@ function showPassage(number, passage) {
   $("passage").hidden = false;
 }
 
+// A fenced code block (a reading's code, after the sentence leading into it) shows as code
+const FENCED = /\n?```[^\n]*\n([\s\S]*?)\n```\n?/;
+
 function withCitations(target, text, passages) {
   target.textContent = "";
-  const parts = text.split(/(\[\d+\])/);
-  for (const part of parts) {
-    const match = part.match(/^\[(\d+)\]$/);
-    target.append(match && passages[Number(match[1]) - 1] ? citationButton(passages, Number(match[1])) : part);
-  }
+  const blocks = text.split(FENCED);  // prose, code, prose, ...
+  blocks.forEach((block, index) => {
+    if (index % 2) {
+      const pre = element("pre", "code");
+      pre.append(element("code", null, block));
+      target.append(pre);
+      return;
+    }
+    for (const part of block.split(/(\[\d+\])/)) {
+      const match = part.match(/^\[(\d+)\]$/);
+      target.append(match && passages[Number(match[1]) - 1] ? citationButton(passages, Number(match[1])) : part);
+    }
+  });
+}
+
+// The answer's sentences; a lead-in with its code block is one (its code is never split at a period)
+function answerSentences(answer) {
+  return (answer || "").split(/\n\n/).flatMap((part) => FENCED.test(part) ? [part]
+    : part.match(/[^.!?]+[.!?]+(\s*\[[\d,\s]+\]\.?)?|\S[^.!?]*$/g) || []);
 }
 
 // the words a sentence is compared by: case, punctuation and citation markers aside
@@ -164,7 +181,7 @@ function sourcesLine(ids, passages) {
 // sentence from the answer (or its short answer), and its sources by title. Sentences citing no
 // sense's passage (an opening line) stay above the blocks.
 function senseBlocks(values, passages) {
-  const sentences = (values.answer || "").match(/[^.!?]+[.!?]+(\s*\[[\d,\s]+\]\.?)?|\S[^.!?]*$/g) || [];
+  const sentences = answerSentences(values.answer);
   const numbersOf = (ids) => ids.map((id) => passages.findIndex((p) => p.id === id) + 1).filter(Boolean);
   const cited = (sentence) => [...sentence.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1]));
   const used = new Set();

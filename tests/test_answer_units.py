@@ -1,0 +1,236 @@
+"""Answer units: a manual's answer is a lead-in with its code block, an option's row or a list
+item, each a candidate reading kept whole and shown as code where it is code; headings, captions
+and alt text are never glued into a sentence. Every document is written here; the graph test
+runs the real `auto` graph (budget instant, the real encoder and reader) over a tiny index."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent.assembly.compose import compose, reading_text
+from agent.assembly.features import Candidate
+from agent.assembly.selector import choose, how_preference, whole
+from agent.assembly.text import passage_sentences
+from agent.assembly.units import asks_how, unit_prose
+from agent.app.early_answer import ShownAnswer, one_line, pieces
+from agent.retrieval.corpus import ReadReport, read_passages
+from tests.document_files import write_pdf
+
+ROOT = Path(__file__).resolve().parents[1]
+CODE = "make check\n\n# the slow tests too. They take an hour.\nmake check SLOW=1"
+MANUAL = f"""# Widget Manual
+
+## Testing
+
+The test suite covers the parser, the formatter and the command line interface of Widget.
+
+To run the test suite, type:
+
+```sh
+{CODE}
+```
+
+## Options
+
+| Option | Default | Description |
+| --- | --- | --- |
+| `--quiet` | off | Print nothing but errors. |
+| `--color` | auto | Colour the output when it goes to a terminal |
+
+## Installing
+
+![Architecture diagram of Widget](arch.png) Widget ships as a source archive for every system.
+
+Before installing, check these:
+
+- Install a C compiler with your package manager
+- Make sure GNU make is on the PATH
+"""
+
+
+def passages_of(tmp_path, name: str, text: str | bytes) -> list[dict]:
+    """The passages a document is cut into, as the index hands them back (`kind` beside them)."""
+    path = tmp_path / name
+    path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text)
+    found = list(read_passages([str(path)], ReadReport()))
+    return [{**p, "kind": p["metadata"]["kind"]} for p in found]
+
+
+def units_of(passages: list[dict]) -> list[str]:
+    return [unit for passage in passages for unit in passage_sentences(passage)]
+
+
+def test_a_lead_in_and_its_code_block_are_one_unit_kept_whole_and_shown_as_code(tmp_path):
+    passages = passages_of(tmp_path, "widget.md", MANUAL)
+    code = next(p for p in passages if p["kind"] == "code")
+    assert passage_sentences(code) == [f"To run the test suite, type:\n```\n{CODE}\n```"]  # never cut at its periods
+    unit = passage_sentences(code)[0]
+    assert whole(unit)  # a unit ending in its fence is no fragment
+    assert unit_prose(unit).startswith("To run the test suite, type: make check ; # the slow tests too.")
+    shown = reading_text(unit, code, [code], lead=False)
+    assert shown == f"To run the test suite, type [1]:\n```\n{CODE}\n```"
+    answer = compose([shown], ["The suite covers the parser [1]."])
+    assert answer == f"{shown}\n\nThe suite covers the parser [1]."  # the fence stands on lines of its own
+    assert one_line(unit) == ("To run the test suite, type: `make check` `# the slow tests too. They take an hour.` "
+                              "`make check SLOW=1`")
+
+
+def test_each_table_row_is_a_unit_read_against_its_header(tmp_path):
+    table = next(p for p in passages_of(tmp_path, "widget.md", MANUAL) if p["kind"] == "table")
+    assert passage_sentences(table) == [
+        "`--quiet` — Default: off; Description: Print nothing but errors.",
+        "`--color` — Default: auto; Description: Colour the output when it goes to a terminal.",
+    ]
+    two_columns = {"id": "t", "title": "T", "kind": "table",
+                   "text": "Option | Description\n--width N | Wrap the output at N columns\nPlain words | Not code here"}
+    assert passage_sentences(two_columns) == ["`--width N` — Wrap the output at N columns.",
+                                              "Plain words — Not code here."]
+
+
+def test_each_list_item_is_a_unit_and_a_definition_list_reads_as_options(tmp_path):
+    units = units_of(passages_of(tmp_path, "widget.md", MANUAL))
+    assert "Install a C compiler with your package manager." in units
+    assert "Make sure GNU make is on the PATH." in units
+    assert not any("check these" in unit for unit in units)  # a lead-in alone is no unit
+    page = (b"<html><body><main><h1>Tool</h1><h2>Options</h2><p>The options are:</p><dl>"
+            b"<dt>--quiet</dt><dd>Print nothing but the errors.</dd><dt>--color</dt><dd>Colour the output.</dd>"
+            b"</dl></main></body></html>")
+    assert units_of(passages_of(tmp_path, "tool.html", page)) == ["`--quiet` — Print nothing but the errors.",
+                                                                 "`--color` — Colour the output."]
+
+
+def test_alt_text_headings_and_captions_are_never_glued_into_a_sentence(tmp_path):
+    markdown = units_of(passages_of(tmp_path, "widget.md", MANUAL))
+    assert "Widget ships as a source archive for every system." in markdown
+    assert not any("Architecture diagram" in unit for unit in markdown)
+    width = "The controller reads its configuration when it starts and keeps every value in memory until"
+    pdf = write_pdf(tmp_path / "manual.pdf", [[
+        width, "the operator restarts it.",
+        "Architecture diagram of the controller",
+        "Installing the controller",
+        "To install the controller and its command line tools on a Debian system, run this command:",
+        "sudo apt install controller-tools",
+        "Then check that the version it prints matches the release notes of the package you installed.",
+    ]]).read_bytes()
+    found = passages_of(tmp_path, "copy.pdf", pdf)
+    texts = "\n\n".join(p["text"] for p in found)
+    assert "Architecture diagram of the controller\n\nInstalling the controller\n\nTo install" in texts
+    units = units_of(found)
+    assert units == [
+        f"{width} the operator restarts it.",
+        "To install the controller and its command line tools on a Debian system, run this command:\n"
+        "```\nsudo apt install controller-tools\n```",
+        "Then check that the version it prints matches the release notes of the package you installed.",
+    ]
+    page = (b"<html><body><main><h1>Tool</h1><p>The tool reads one file at a time.</p><figure><img src='a.png' "
+            b"alt='Data flow'><figcaption>Figure 2 The data flow</figcaption></figure><h2>Use</h2>"
+            b"<p>It writes the result next to the input.</p></main></body></html>")
+    assert units_of(passages_of(tmp_path, "tool.html", page)) == ["The tool reads one file at a time.",
+                                                                 "It writes the result next to the input."]
+
+
+def test_a_how_question_prefers_among_passing_candidates_the_unit_that_says_how():
+    describing = {"id": "a", "title": "Widget Manual: Testing", "kind": "text",
+                  "text": "The test suite covers the parser and the formatter of Widget."}
+    code = {"id": "b", "title": "Widget Manual: Testing", "kind": "code", "text": "To run the test suite, type:\nmake check"}
+    scored = [(Candidate(describing, 0, passage_sentences(describing)[0], 0), 0.9),
+              (Candidate(code, 0, passage_sentences(code)[0], 1), 0.7)]
+    question = "How do I run the test suite?"
+    assert asks_how(question) and not asks_how("How does the test suite work?")
+    one_sense = dict(sense_of=lambda passage: passage["title"].split(":")[0])
+    assert [c.passage["id"] for c, _ in choose(scored, 0.5, 4, **one_sense)] == ["a"]  # by probability alone
+    assert [c.passage["id"] for c, _ in choose(scored, 0.5, 4, prefer=how_preference(question), **one_sense)] == ["b"]
+    assert [c.passage["id"] for c, _ in choose(scored, 0.8, 4, prefer=how_preference(question), **one_sense)] == ["a"]
+    assert how_preference("What does the test suite cover?") is None  # no preference for other questions
+
+
+def test_the_terminal_compares_a_code_reading_as_one_piece():
+    reading = "To run the test suite, type [1]:\n```\nmake check. Then again.\n```"
+    answer = f"{reading}\n\nThe suite covers the parser [2]."
+    assert pieces(answer) == [reading, "The suite covers the parser [2]."]
+    shown = ShownAnswer()
+    assert shown.add_readings({"readings": [{"sense": "Widget", "text": reading, "citations": ["b"]}]}) == [reading]
+    assert shown.changes(answer) == (["The suite covers the parser [2]."], [])
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_chat_page_shows_a_readings_code_as_code():
+    """chat.js's `withCitations` run in node over a minimal DOM: the code is a <pre><code>."""
+    stub = """
+const vm = require("vm"), fs = require("fs");
+function node(tag) { return { tag, children: [], className: "", listeners: {}, style: {}, dataset: {},
+  classList: { add() {}, remove() {} }, set textContent(t) { this.children = t ? [String(t)] : []; },
+  get textContent() { return this.children.map((c) => typeof c === "string" ? c : c.textContent).join(""); },
+  append(...items) { this.children.push(...items); }, appendChild(c) { this.children.push(c); return c; },
+  replaceChildren(...items) { this.children = items; }, addEventListener() {}, querySelector() { return null; },
+  setAttribute() {}, focus() {}, remove() {} }; }
+const document = { getElementById: (id) => node(id), createElement: node, addEventListener() {},
+  querySelector: () => null, querySelectorAll: () => [] };
+const context = { document, window: {}, location: { hash: "" }, localStorage: { getItem() {}, setItem() {} },
+  fetch: () => Promise.reject(new Error("offline")), console, TextDecoder, setTimeout, history: { replaceState() {} } };
+vm.createContext(context);
+vm.runInContext(fs.readFileSync(process.argv[1], "utf8") + "\\nthis.withCitations = withCitations;"
+  + "this.answerSentences = answerSentences;", context);
+const target = node("div");
+context.withCitations(target, process.argv[2], [{ id: "b", title: "Widget Manual" }]);
+const shape = (c) => typeof c === "string" ? c : { tag: c.tag, children: c.children.map(shape) };
+console.log(JSON.stringify({ shown: target.children.map(shape), sentences: context.answerSentences(process.argv[3]) }));
+"""
+    reading = "To run the test suite, type [1]:\n```\nmake check. Then again.\n```"
+    answer = f"{reading}\n\nIt is slow. It is thorough [1]."
+    out = subprocess.run(["node", "-e", stub, str(ROOT / "agent/app/web/static/chat.js"), reading, answer],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["shown"] == ["To run the test suite, type ", {"tag": "button", "children": ["[1]"]}, ":",
+                               {"tag": "pre", "children": [{"tag": "code", "children": ["make check. Then again."]}]}, ""]
+    assert result["sentences"] == [reading, "It is slow.", " It is thorough [1]."]
+
+
+HOW_MANUAL = """# Widget Manual
+
+## Testing
+
+The test suite covers the parser, the formatter and the command line interface of Widget.
+Tests run against every supported version of the runtime.
+
+To run the test suite, type:
+
+```sh
+make check
+```
+
+## Installing
+
+Widget is distributed as a source archive and as packages for most systems.
+"""
+
+OTHER = """# Gadget Guide
+
+## Overview
+
+Gadget is a small tool that converts data files between formats. It reads CSV and writes JSON.
+"""
+
+
+def test_auto_answers_a_how_question_with_the_lead_in_and_its_code_block(tmp_path):
+    """The real `auto` graph, budget instant, over a tiny index of two manuals: the answer is
+    the lead-in with its code block, not the sentence that describes the test suite."""
+    from agent.app import api
+    from agent.retrieval.index import IndexStore, ingest
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "widget.md").write_text(HOW_MANUAL)
+    (docs / "gadget.md").write_text(OTHER)
+    index = tmp_path / "index"
+    ingest(IndexStore(str(index), create=True), read_passages([str(docs)], ReadReport()))
+    result = api.ask("How do I run the test suite?", "auto", {"index_dir": str(index), "budget": "instant"})
+    assert result["answer"].endswith("o run the test suite, type [1]:\n```\nmake check\n```")  # "For Widget, to ..."
+    assert "covers the parser" not in result["answer"]
+    assert result["interpretations"][0]["answer"] == "To run the test suite, type:\n```\nmake check\n```"
