@@ -218,10 +218,13 @@ Gadget is a small tool that converts data files between formats. It reads CSV an
 """
 
 
-def test_auto_answers_a_how_question_with_the_lead_in_and_its_code_block(tmp_path):
+def test_auto_answers_a_how_question_with_the_lead_in_and_its_code_block(tmp_path, capsys):
     """The real `auto` graph, budget instant, over a tiny index of two manuals: the answer is
-    the lead-in with its code block, not the sentence that describes the test suite."""
+    the lead-in with its code block, not the sentence that describes the test suite; the
+    terminal, the JSON result and the agent tool carry the code as a fenced block."""
     from agent.app import api
+    from agent.app.cli import _print_answer
+    from agent.app.tools import compact_result
     from agent.retrieval.index import IndexStore, ingest
 
     docs = tmp_path / "docs"
@@ -234,3 +237,9 @@ def test_auto_answers_a_how_question_with_the_lead_in_and_its_code_block(tmp_pat
     assert result["answer"].endswith("o run the test suite, type [1]:\n```\nmake check\n```")  # "For Widget, to ..."
     assert "covers the parser" not in result["answer"]
     assert result["interpretations"][0]["answer"] == "To run the test suite, type:\n```\nmake check\n```"
+    assert "```\nmake check\n```" in json.loads(json.dumps(result))["answer"]
+    assert "```\nmake check\n```" in compact_result(result)["answer"]
+    _print_answer(result, ShownAnswer())
+    printed = capsys.readouterr().out
+    assert "type [1]:\n```\nmake check\n```\n" in printed
+    assert "type: `make check`  [widget.md#1]" in printed  # the interpretation on one line
