@@ -18,25 +18,27 @@ from agent.retrieval.products import names_product, product_folder, product_of, 
 from agent.retrieval.retriever import get_retriever
 from tests.scripted import SYNTHESIS_MARKER
 
-# (folder, title, name as the manual writes it, install command, what it is, where its settings are)
+# (folder, title, name as the manual writes it, install command, what it is, where its settings are,
+#  what its install sentence calls it)
 MANUALS = [
     ("quillpad", "Quillpad User Guide", "Quillpad", "pip install quillpad",
      "Quillpad is a note-taking tool for the terminal that keeps notes as plain files.",
-     "Quillpad stores its settings in the file ~/.quillpad/config.toml."),
+     "Quillpad stores its settings in the file ~/.quillpad/config.toml.", "Quillpad"),
     ("lumenctl", "Lumenctl Manual", "Lumenctl", "apt install lumenctl",
      "Lumenctl controls smart lights on a local network from the command line.",
-     "Lumenctl reads the bridge address from the LUMEN_BRIDGE environment variable."),
-    # a title that names only a kind of document: the product is the folder, as the text spells it
-    ("fernsync", "User Guide", "Fernsync", "brew install fernsync",
+     "Lumenctl reads the bridge address from the LUMEN_BRIDGE environment variable.", "Lumenctl"),
+    # a title that names only a kind of document and an install sentence that does not name it: the
+    # product is the folder, as the text spells it
+    ("fernsync", "User Guide", "Fernsync", "npm install -g fern-cli",
      "Fernsync copies folders between machines and keeps them in step.",
-     "Fernsync keeps its list of folders in the file pairs.yaml next to its data."),
+     "Fernsync keeps its list of folders in the file pairs.yaml next to its data.", "it"),
 ]
-COMMANDS = {name: command for _, _, name, command, _, _ in MANUALS}
+COMMANDS = {name: command for _, _, name, command, *_ in MANUALS}
 LINES_MARKER = "one line that answers it for that product only"
 
 
-def manual(title: str, name: str, command: str, about: str, settings: str) -> str:
-    return (f"# {title}\n\n{about}\n\n## Installation\n\nInstall {name} with the command `{command}`. "
+def manual(title: str, name: str, command: str, about: str, settings: str, subject: str) -> str:
+    return (f"# {title}\n\n{about}\n\n## Installation\n\nInstall {subject} with the command `{command}`. "
             f"It needs Python 3.10 or later.\n\n## Configuration\n\n{settings} Restart {name} after changing it.\n\n"
             f"## Troubleshooting\n\nIf {name} does not start, check the log in your home folder and report the "
             "problem on the issue tracker.\n")

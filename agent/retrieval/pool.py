@@ -39,8 +39,15 @@ def document_pool(retriever, question: str, mode: str, size: int, depth: int | N
 
 
 def with_products(passages: list[dict]) -> list[dict]:
-    """The passages, each read from a file tagged with the product it documents (`product`)."""
-    return [{**p, "product": product} if (product := product_of(p)) else p for p in passages]
+    """The passages, each read from a file tagged with the product it documents (`product`),
+    one product named one way: as one of its passages capitalizes it, where one does."""
+    found = [product_of(p) for p in passages]
+    spelled: dict[str, str] = {}
+    for name in filter(None, found):
+        key = product_key(name)
+        if key not in spelled or (name != name.lower() and spelled[key] == spelled[key].lower()):
+            spelled[key] = name
+    return [{**p, "product": spelled[product_key(name)]} if name else p for p, name in zip(passages, found)]
 
 
 def per_document(ranked: list[dict], size: int, quota: int) -> list[dict]:

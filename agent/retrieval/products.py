@@ -78,10 +78,13 @@ def spelled_as_in(folder: str, title: str) -> str:
 
 
 def capitalized_in(folder: str, text: str) -> str:
-    """The folder's name as the text writes it with a capital, or ""."""
-    for start in (m.start() for m in re.finditer(r"\b[A-Z]", text)):
-        if spelled := spelled_as_in(folder, text[start:start + 4 * len(folder)]):
-            return spelled if text[start:].startswith(spelled) else ""
+    """The folder's name as the text writes it with a capital ("fernsync" -> Fernsync), or ""."""
+    parts = [re.escape(p) for p in re.split(r"[-_\s.]+", folder) if p]
+    if not parts:
+        return ""
+    for found in re.finditer(r"(?<![\w-])" + r"[-_\s.]?".join(parts) + r"(?![\w-])", text, re.IGNORECASE):
+        if any(ch.isupper() for ch in found.group()):
+            return found.group()
     return ""
 
 
