@@ -12,6 +12,10 @@ A thread waiting at a clarification is answered by `Command(resume=choice)`, or 
 message (chat UIs such as agent-chat-ui send the reply as a fresh run): read_message then goes
 straight to ask_clarification with the message as the reply, never starting a new question.
 
+The thread remembers the product it is about (`product`: named, chosen, or the one the answer
+cites), so a follow-up's "it" is that product; where the readings are products, the options are
+the products, and the one chosen is the thread's from then on.
+
 The rewrite steps are the rewrite graph's own nodes (graphs/rewrite.py); the method is any
 registered one (`downstream`), run as a subgraph. `ask_clarification` makes no model call:
 it re-runs when the thread is resumed with `Command(resume=choice)`.
@@ -48,6 +52,7 @@ from agent.steps.clarify import (
     sense_matcher,
 )
 from agent.steps.clarify_policy import ClarifyPolicy, decide, policy_signals
+from agent.steps.follow_up import product_after
 from agent.errors import InputError
 from agent.steps.nodes import synthesize_answer
 from agent.state import OutputState, message_text, starts_turn
@@ -166,10 +171,13 @@ def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
                                    **({"restated": earlier} if earlier else {}))
     update["options"] = options if asking else []
     update["asks"] = (state.get("asks") or 0) + int(asking)
+    turn_product = (state.get("decision") or {}).get("product")
     if asking:
         update["messages"] = [AIMessage(clarification_text(options))]  # the answer comes after the choice
+        update["product"] = turn_product  # undecided until the choice
     else:
         run.release()
+        update["product"] = product_after(turn_product, run.result)
     return update
 
 
@@ -206,10 +214,11 @@ def ask_clarification(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
         if chosen is None:
             return {**done, "decision": {"choice": "all"}}
         emit({"event": "chosen", "option": chosen})
+        product = {"product": chosen["product"], "product_source": "choice"} if chosen.get("product") else {}
         return {
-            **done, "chosen": chosen,
+            **done, "chosen": chosen, **({"product": chosen["product"]} if product else {}),
             "decision": {"choice": chosen["option"], "chosen_question": chosen["question"], "chosen_label": chosen["label"],
-                         "focus_answer": runtime.context.focus_answer},
+                         "focus_answer": runtime.context.focus_answer, **product},
             "guidance": focus_guidance(chosen),
         }
     return {"options": [], "reply": None, "decision": {"choice": "all", "choice_error": error}}

@@ -1,9 +1,11 @@
 """Ambiguity-guided query rewrite (the query-rewrite paper): the conversational front door.
 
 Each turn: `classify_ambiguity` runs the trained detector on the new message; a clear message
-goes downstream unchanged, with no LLM call; an ambiguous one is first rewritten by
-`rewrite_query` from the last five turns (references resolved, the user's entity values kept
-verbatim, typos fixed). `run_downstream` then answers the (rewritten) query with the
+goes downstream unchanged, with no LLM call. Over several products' manuals, the same step
+then names the product an ambiguous follow-up is about when the conversation decides it (the
+product it names, else the thread's `product`; agent/steps/follow_up.py), still with no LLM
+call; what stays ambiguous is rewritten by `rewrite_query` from the last five turns (references
+resolved, the user's entity values kept verbatim, typos fixed). `run_downstream` then answers the (rewritten) query with the
 configured method (auto, vanilla, adf, diva or verdict), run as a subgraph from that node
 (graphs/compose.py) with its own context class. The conversation lives
 in `messages` on a checkpointer thread: each turn appends the user's message and the answer.
@@ -25,6 +27,9 @@ from agent.context import Context
 from agent.detector.classifier import AMBIGUOUS, load_detector
 from agent.errors import validate_question
 from agent.llm.calls import generate_structured
+from agent.retrieval.pool import user_turns
+from agent.retrieval.retriever import get_retriever
+from agent.steps import follow_up
 from agent.state import InputState, OutputState, RAGState, message_text, starts_turn
 from agent.usage import emit, tracked
 from graphs.compose import method_update, run_method
@@ -56,10 +61,18 @@ class RewriteContext(Context):
     lexical_rule: bool = field(
         default=True, metadata={"description": "Let the lexical rule turn a clear prediction into ambiguous"},
     )
+    resolve_product: Literal["off", "ambiguous", "unnamed"] = field(
+        default="ambiguous",
+        metadata={"description": "guided mode over several products' documents: name the product a follow-up is "
+                                 "about from the conversation, without a model call (off: the model rewrites; "
+                                 "ambiguous: follow-ups the detector's classifier or rules call ambiguous; "
+                                 "unnamed: also clear ones that name no product)"},
+    )
 
 
 class RewriteState(RAGState, total=False):
     query: str  # what goes downstream: the message itself, or its rewrite
+    product: str | None  # the product the thread is about (named, chosen, or the last answer's), None: undecided
 
 
 class QueryRewrite(BaseModel):
@@ -97,7 +110,8 @@ def rewrite_question(context: Context, question: str, history: list[AnyMessage])
 
 @tracked
 def classify_ambiguity(state: RewriteState, runtime: Runtime[RewriteContext]) -> dict:
-    """Record the user's message and decide whether it needs a rewrite before answering."""
+    """Record the user's message and decide whether it needs a rewrite before answering: the
+    detector's verdict, then the product the conversation gives it (`product_update`)."""
     context = runtime.context
     question = validate_question(state["question"])
     history = earlier_turns(state.get("messages"), question, context.history_turns)
@@ -112,13 +126,38 @@ def classify_ambiguity(state: RewriteState, runtime: Runtime[RewriteContext]) ->
     if wanted and not history:
         decision["rewrite_skipped"] = "no earlier turn to resolve the message against"
     decision["needs_rewrite"] = wanted and bool(history)
+    resolved = product_update(state, context, question, decision)
     messages = state.get("messages") or []
     is_recorded = bool(messages) and messages[-1].type == "human" and message_text(messages[-1]) == question
-    return {"query": question, "decision": decision, "messages": [] if is_recorded else [HumanMessage(question)]}
+    return {"query": question, **resolved, "decision": decision,
+            "messages": [] if is_recorded else [HumanMessage(question)]}
 
 
 def route_after_classify_ambiguity(state: RewriteState) -> Literal["rewrite_query", "run_downstream"]:
     return "rewrite_query" if state["decision"].get("needs_rewrite") else "run_downstream"
+
+
+def product_update(state: RewriteState, context: RewriteContext, question: str, decision: dict) -> dict:
+    """The product the message is about, from the conversation and without a model call (guided
+    mode): the state update, and what it adds to the decision (a message it leaves unsure still
+    goes to the model)."""
+    if context.rewrite_mode != "guided" or context.resolve_product == "off":
+        return {}
+    turns = user_turns(state.get("messages"), question)[:context.history_turns]
+    thread = state.get("product")
+    products = follow_up.candidate_products(get_retriever(context), [question, *turns], [thread] if thread else [])
+    found = follow_up.resolve_product(
+        question, follow_up.unclear(question, decision.get("ambiguity")), thread_product=thread,
+        previous_query=state.get("query"), user_turns=turns, products=products,
+        unnamed=context.resolve_product == "unnamed")
+    decision.update(product=found["product"], product_source=found["product_source"],
+                    needs_rewrite=decision["needs_rewrite"] and found["unsure"])
+    if found["query"] != question:
+        decision.update(rewrite=found["query"], rewritten=True, rewrite_source="product")
+    if found["product"]:
+        emit({"event": "product", "product": found["product"], "source": found["product_source"],
+              "question": found["query"]})
+    return {"query": found["query"], "product": found["product"] or thread}
 
 
 @tracked
@@ -139,7 +178,8 @@ def run_downstream(state: RewriteState, runtime: Runtime[RewriteContext]) -> dic
     name = runtime.context.downstream  # a Literal setting: validated when the context is made
     messages = list(state.get("messages") or [])
     run = run_method(name, state["query"], messages, runtime.context)
-    return method_update(run, state["query"], messages)
+    return {**method_update(run, state["query"], messages),
+            "product": follow_up.product_after(state["decision"].get("product"), run.result)}
 
 
 builder = StateGraph(RewriteState, context_schema=RewriteContext, input_schema=InputState, output_schema=OutputState)

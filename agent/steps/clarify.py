@@ -21,6 +21,7 @@ from agent.assembly.compose import sense_name
 from agent.errors import InputError
 from agent.llm.answers import cited_numbers, folded
 from agent.llm.prompts import fragment
+from agent.steps.follow_up import passage_product
 from agent.steps.grounding import answer_support
 from agent.steps.interpretations import marker, sentences
 
@@ -69,7 +70,8 @@ def clarification_options(interpretations: list[dict] | None, limit: int = MAX_O
 
 
 def option_source(answer: str, citations: list[str], by_id: dict[str, dict]) -> dict:
-    """The option's cited passage: its id, title and the sentence that best states the answer."""
+    """The option's cited passage: its id, title, the sentence that best states the answer, and
+    the product its document is about where it was read from a file (`product`)."""
     cited = [by_id[c] for c in citations if c in by_id]
     # the passage that states the answer best, its title first ("Hewlett-Packard" over "The HP Way")
     passage = max(cited, key=lambda p: (answer_support(answer, p.get("title", "")),
@@ -78,16 +80,22 @@ def option_source(answer: str, citations: list[str], by_id: dict[str, dict]) -> 
         return {"id": citations[0], "title": "", "quote": answer}
     parts = sentences(passage.get("text") or "") or [passage.get("text") or ""]
     quote = max(parts, key=lambda part: answer_support(answer, part))
-    return {"id": passage["id"], "title": passage.get("title", ""), "quote": quote}
+    product = passage_product(passage)
+    return {"id": passage["id"], "title": passage.get("title", ""), "quote": quote, **({"product": product} if product else {})}
 
 
 def name_options(options: list[dict]) -> None:
-    """Each option's `label`: the sense its passage stands for, in plain words (the passage
-    title, less a section after a colon); where two senses would share a name, its answer too."""
-    names = [sense_name(o["source"]) if o["source"].get("title") else "" for o in options]
+    """Each option's `label`: the sense its passage stands for, in plain words (the product its
+    document is about, as the document names it; else the passage title, less a section after a
+    colon); where two senses would share a name, its answer too. An option read from one
+    product's documents carries that `product`: choosing it decides the thread's product."""
+    names = [sense_name(o["source"]) if o["source"].get("title") or o["source"].get("product") else ""
+             for o in options]
     for option, name in zip(options, names):
         short = option["answer"] if len(option["answer"]) <= 60 else option["answer"][:57].rsplit(" ", 1)[0] + "..."
         option["label"] = (f"{name}: {short}" if names.count(name) > 1 else name) if name else option["question"]
+        if option["source"].get("product"):
+            option["product"] = option["source"]["product"]
 
 
 def needs_clarification(options: list[dict], minimum: int = 2) -> bool:
@@ -226,6 +234,8 @@ def sense_matcher(context, passages: list[dict], threshold: float):
     def same_sense(earlier: dict, option: dict) -> bool:
         first, second = by_id.get(earlier["source"]["id"]), by_id.get(option["source"]["id"])
         if first is None or second is None:
+            return False
+        if passage_product(first) != passage_product(second):  # two products' manuals are two senses, however alike
             return False
         numbers = [number_words(said_words(p.get("title", ""))) for p in (first, second)]
         if all(numbers) and numbers[0] != numbers[1]:
