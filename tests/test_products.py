@@ -70,7 +70,7 @@ def test_a_passage_read_from_a_file_names_its_product_a_record_none():
 
     assert product_of(passage("quillpad/README.md", "Quillpad User Guide")) == "Quillpad"
     assert product_of(passage("python/acme-cli/docs/index.md", "The Acme CLI Manual")) == "Acme CLI"
-    assert product_of(passage("fernsync/guide.md", "User Guide", text="Fernsync copies folders.")) == "Fernsync"
+    assert product_of(passage("fernsync/guide.md", "User Guide", text="Restart Fernsync after a change.")) == "Fernsync"
     assert product_of(passage("lumenctl.md", "Lumenctl Manual")) == "Lumenctl"
     assert product_of({"id": "hp-unit", "title": "Horsepower", "text": "A unit of power."}) is None
     assert product_folder("debian/nodejs/BUILDING.md") == "nodejs" and product_folder("docs/guide.md") == ""

@@ -13,7 +13,7 @@ is the plain ranking, as before.
 from __future__ import annotations
 
 from agent.documents.citation import location
-from agent.retrieval.products import named_products, product_key, product_of
+from agent.retrieval.products import named_products, product_identity, product_key, product_of
 
 DEEP_FACTOR = 4  # x the pool: how deep the per-document pool looks for other documents' passages
 DEEP_MIN = 50
@@ -41,13 +41,13 @@ def document_pool(retriever, question: str, mode: str, size: int, depth: int | N
 def with_products(passages: list[dict]) -> list[dict]:
     """The passages, each read from a file tagged with the product it documents (`product`),
     one product named one way: as one of its passages capitalizes it, where one does."""
-    found = [product_of(p) for p in passages]
+    identities = [product_identity(p) for p in passages]
     spelled: dict[str, str] = {}
-    for name in filter(None, found):
-        key = product_key(name)
-        if key not in spelled or (name != name.lower() and spelled[key] == spelled[key].lower()):
-            spelled[key] = name
-    return [{**p, "product": spelled[product_key(name)]} if name else p for p, name in zip(passages, found)]
+    for passage, identity in zip(passages, identities):
+        name = product_of(passage) if identity else None
+        if name and (identity not in spelled or (name != name.lower() and spelled[identity] == spelled[identity].lower())):
+            spelled[identity] = name
+    return [{**p, "product": spelled[identity]} if identity in spelled else p for p, identity in zip(passages, identities)]
 
 
 def per_document(ranked: list[dict], size: int, quota: int) -> list[dict]:

@@ -28,6 +28,16 @@ DOCUMENT_KINDS = frozenset("user users guide guides manual manuals handbook refe
 WORD = re.compile(r"[\w.+-]+")
 
 
+def product_identity(passage: dict) -> str | None:
+    """What makes two passages one product's, however each spells it: the product folder of their
+    document, else the product their document's title names; None without document structure."""
+    document = location(passage).get("document")
+    if not document:
+        return None
+    folder = product_folder(str(document))
+    return product_key(folder) if folder else product_key(product_of(passage) or "")
+
+
 def product_of(passage: dict) -> str | None:
     """The product a passage documents, in the words its document uses; None for a passage
     without document structure (a record of the demo corpus or of a JSONL file)."""
@@ -78,11 +88,15 @@ def spelled_as_in(folder: str, title: str) -> str:
 
 
 def capitalized_in(folder: str, text: str) -> str:
-    """The folder's name as the text writes it with a capital ("fernsync" -> Fernsync), or ""."""
+    """The folder's name as the text writes it with a capital inside a sentence ("fernsync" ->
+    Fernsync), or ""."""
     parts = [re.escape(p) for p in re.split(r"[-_\s.]+", folder) if p]
     if not parts:
         return ""
-    for found in re.finditer(r"(?<![\w-])" + r"[-_\s.]?".join(parts) + r"(?![\w-])", text, re.IGNORECASE):
+    # a suffix written onto the name stays with it: "Coverage.py" is the product, "coverage" a word
+    # inside a sentence: a capital where a sentence starts says nothing ("Coverage measures ...")
+    for found in re.finditer(r"(?<=[\w,;)] )" + r"[-_\s.]?".join(parts) + r"(?:\.[a-z]\w*)?(?![\w-])", text,
+                             re.IGNORECASE):
         if any(ch.isupper() for ch in found.group()):
             return found.group()
     return ""
