@@ -12,6 +12,9 @@ is the plain ranking, as before.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+
 from agent.documents.citation import location
 from agent.retrieval.products import named_products, product_identity, product_key, product_of
 
@@ -40,14 +43,20 @@ def document_pool(retriever, question: str, mode: str, size: int, depth: int | N
 
 def with_products(passages: list[dict]) -> list[dict]:
     """The passages, each read from a file tagged with the product it documents (`product`),
-    one product named one way: as one of its passages capitalizes it, where one does."""
+    one product named one way: the spelling most surely a name (`name_like`), the commonest of those."""
     identities = [product_identity(p) for p in passages]
-    spelled: dict[str, str] = {}
+    names: dict[str, Counter] = {}
     for passage, identity in zip(passages, identities):
-        name = product_of(passage) if identity else None
-        if name and (identity not in spelled or (name != name.lower() and spelled[identity] == spelled[identity].lower())):
-            spelled[identity] = name
+        if identity and (name := product_of(passage)):
+            names.setdefault(identity, Counter())[name] += 1
+    spelled = {identity: max(counts, key=lambda name: (name_like(name), counts[name]))
+               for identity, counts in names.items()}
     return [{**p, "product": spelled[identity]} if identity in spelled else p for p, identity in zip(passages, identities)]
+
+
+def name_like(name: str) -> int:
+    """How surely a spelling is a name rather than a word: a suffix on it (coverage.py), a capital."""
+    return 2 if re.search(r"\w\.[a-z]{1,4}$", name) else int(name != name.lower())
 
 
 def per_document(ranked: list[dict], size: int, quota: int) -> list[dict]:

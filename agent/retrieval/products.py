@@ -46,8 +46,8 @@ def product_of(passage: dict) -> str | None:
         return None
     title = document_title(passage)
     folder = product_folder(str(document))
-    if folder:  # as the title writes it, else as the passage capitalizes it ("quillpad" -> Quillpad)
-        return spelled_as_in(folder, title) or capitalized_in(folder, passage.get("text") or "") or folder
+    if folder:  # as the title writes it, else as the passage writes it as a name ("quillpad" -> Quillpad)
+        return spelled_as_in(folder, title) or written_name(folder, passage.get("text") or "") or folder
     return title_product(title) or _stem(str(document)) or title or str(document)
 
 
@@ -87,19 +87,19 @@ def spelled_as_in(folder: str, title: str) -> str:
     return ""
 
 
-def capitalized_in(folder: str, text: str) -> str:
-    """The folder's name as the text writes it with a capital inside a sentence ("fernsync" ->
-    Fernsync), or ""."""
+def written_name(folder: str, text: str) -> str:
+    """The folder's name as the text writes it inside a sentence, where that says it is a name:
+    with a suffix written onto it ("coverage" -> coverage.py: a bare "coverage" is also a word)
+    or with a capital ("fernsync" -> Fernsync; a capital where a sentence starts says nothing);
+    else ""."""
     parts = [re.escape(p) for p in re.split(r"[-_\s.]+", folder) if p]
     if not parts:
         return ""
-    # a suffix written onto the name stays with it: "Coverage.py" is the product, "coverage" a word
-    # inside a sentence: a capital where a sentence starts says nothing ("Coverage measures ...")
-    for found in re.finditer(r"(?<=[\w,;)] )" + r"[-_\s.]?".join(parts) + r"(?:\.[a-z]\w*)?(?![\w-])", text,
-                             re.IGNORECASE):
-        if any(ch.isupper() for ch in found.group()):
-            return found.group()
-    return ""
+    pattern = r"(?<=[\w,;)(\"'] )" + r"[-_\s.]?".join(parts) + r"(\.[a-z]{1,4})?(?![\w-])"
+    found = [(m.group(), bool(m.group(1))) for m in re.finditer(pattern, text, re.IGNORECASE)]
+    suffixed = [name for name, suffix in found if suffix]
+    capitalized = [name for name, _ in found if name != name.lower()]
+    return (suffixed or capitalized or [""])[0]
 
 
 def title_product(title: str) -> str:
