@@ -71,9 +71,12 @@ DOCUMENTS = {
 
 
 def install_debian() -> None:
-    """The pinned Debian packages that are not installed yet (apt-get, as root)."""
+    """The pinned Debian packages that are not installed yet (apt-get, as root; anyone else is
+    told the command, as the manuals are read from what the packages install)."""
     missing = [f"{name}={version}" for name, version in DEBIAN.items()
                if subprocess.run(["dpkg-query", "-W", "-f=${Version}", name], capture_output=True, text=True).stdout != version]
+    if missing and os.geteuid() != 0:
+        raise SystemExit("as root: apt-get install -y --no-install-recommends " + " ".join(missing))
     if missing:
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", *missing], check=True, env=env)
@@ -141,8 +144,7 @@ def make_document(how: str, source: str, target: Path, downloads: Path) -> None:
 
 def build_corpus(work: Path) -> dict[str, list[str]]:
     """Every product's documents under work/corpus/<format>/<product>/; returns their ids by format."""
-    if os.geteuid() == 0:
-        install_debian()
+    install_debian()
     downloads = work / "downloads"
     download(downloads)
     corpus = work / "corpus"
