@@ -94,8 +94,9 @@ class Context:
     )
     k: int = field(default=5, metadata={"description": "Passages retrieved per query"})
     document_quota: int = field(default=2, metadata={
-        "description": "Passages read from files: each document adds at most this many of its best to a question's "
-                       "pool before any adds more, so every manual that answers is in it (0: the plain top k)"})
+        "description": "auto and adf, over passages read from files: each document adds at most this many of its "
+                       "best to a question's pool before any adds more, so every manual that answers is in it "
+                       "(0: the plain ranking)"})
     answer_style: Literal["checked", "template"] = _env_field(
         "DISAMBIG_ANSWER_STYLE", "checked", str,
         "Final answer: the model's checked sentences plus one per reading they miss (checked), or readings only (template)",
