@@ -34,11 +34,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "manuals_questions.json"
 FORMATS = ("markdown", "html", "pdf", "text")
-# Debian 12 packages, pinned: the manuals are read from what they install
-DEBIAN = {"gzip": "1.12-1", "xz-utils": "5.4.1-1", "zstd": "1.5.4+dfsg2-5", "lz4": "1.9.4-1",
+# Debian 12 packages, pinned to the versions in bookworm's main archive: the manuals are read from
+# what they install. A stable update of the same release (+deb12uN) ships the same manual, so an
+# installed one counts as the pin. Chromium only prints HTML to PDF and Debian keeps just its
+# latest security release, so any version of it will do.
+DEBIAN = {"gzip": "1.12-1", "xz-utils": "5.4.1-1+deb12u1", "zstd": "1.5.4+dfsg2-5", "lz4": "1.9.4-1",
           "ninja-build": "1.11.1-2~deb12u1", "git-doc": "1:2.39.5-0+deb12u3", "mercurial-common": "6.3.2-1+deb12u1",
           "python-pytest-doc": "7.2.1-2", "python-coverage-doc": "6.5.0+dfsg1-2", "cmake-doc": "3.25.1-1",
-          "groff": "1.22.4-10", "chromium": "156.0.8078.114-1~deb12u1"}
+          "groff": "1.22.4-10", "chromium": None}
 PYPI = ("black==23.1.0", "nox==2024.10.9", "mypy==1.13.0")
 NPM = ("nyc@18.0.0", "c8@12.0.0", "nodemon@3.1.14")
 PYTEST_HTML = Path("/usr/share/doc/python-pytest-doc/html")
@@ -70,11 +73,23 @@ DOCUMENTS = {
 }
 
 
+def release(version: str) -> str:
+    """A Debian version without its stable-update suffix: `5.4.1-1+deb12u2` is release `5.4.1-1`."""
+    return version.split("+deb12u")[0]
+
+
+def installed(package: str, version: str | None) -> bool:
+    """Whether dpkg has the package installed (at this release, when a version is given)."""
+    found = subprocess.run(["dpkg-query", "-W", "-f=${Status}|${Version}", package], capture_output=True, text=True).stdout
+    status, _, have = found.partition("|")
+    return status == "install ok installed" and (version is None or release(have) == release(version))
+
+
 def install_debian() -> None:
     """The pinned Debian packages that are not installed yet (apt-get, as root; anyone else is
     told the command, as the manuals are read from what the packages install)."""
-    missing = [f"{name}={version}" for name, version in DEBIAN.items()
-               if subprocess.run(["dpkg-query", "-W", "-f=${Version}", name], capture_output=True, text=True).stdout != version]
+    missing = [f"{name}={version}" if version else name for name, version in DEBIAN.items()
+               if not installed(name, version)]
     if missing and os.geteuid() != 0:
         raise SystemExit("as root: apt-get install -y --no-install-recommends " + " ".join(missing))
     if missing:
@@ -95,7 +110,8 @@ def download(downloads: Path) -> None:
     for spec in NPM:
         tarball = downloads / (spec.replace("@", "-") + ".tgz")
         if not tarball.exists():
-            subprocess.run(["npm", "pack", spec, "--silent", "--pack-destination", str(downloads)], check=True)
+            subprocess.run(["npm", "pack", spec, "--silent", "--pack-destination", str(downloads)], check=True,
+                           stdout=subprocess.DEVNULL)
 
 
 def man_source(path: str) -> bytes:
