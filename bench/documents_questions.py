@@ -36,14 +36,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.app import api  # noqa: E402
-from graphs.registry import METHODS  # noqa: E402
 from agent.documents.citation import citation  # noqa: E402
 from agent.evaluation.sentence_metrics import answer_sentences, sentence_scores, states_any, summarize  # noqa: E402
 from agent.llm.answers import cited_numbers  # noqa: E402
+from graphs.registry import METHODS  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "documents_questions.json"
 QA_MAX_PASSAGES = 40
 FORMATS = ("markdown", "html", "pdf", "text")
+ASKING_METHODS = [name for name in METHODS if name != "rewrite"]  # rewrite rewrites a conversation's follow-up
 
 
 def load_questions(fixture: Path, split: str | None = None) -> list[dict]:
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", help="an index of WORK/qa (or of the fixture's corpus)")
     parser.add_argument("--fixture", type=Path, default=FIXTURE, help="questions with labelled senses")
     parser.add_argument("--split", choices=["tune", "test"], help="only the fixture's questions of this split")
-    parser.add_argument("--method", default="auto", choices=[name for name in METHODS if name != "rewrite"])  # rewrite needs a conversation
+    parser.add_argument("--method", default="auto", choices=ASKING_METHODS)
     parser.add_argument("--model", default="local")
     parser.add_argument("--budget", choices=["instant", "fast", "thorough"], help="auto's budget (default fast)")
     parser.add_argument("--limit", type=int, help="ask only the first N questions")

@@ -80,3 +80,15 @@ def test_the_scorer_reads_one_split():
     assert len(load_questions(FIXTURE)) > len(test)
     with pytest.raises(SystemExit):
         load_questions(Path(FIXTURE).parent / "documents_questions.json", "test")
+
+
+def test_the_budget_is_autos_alone():
+    from argparse import Namespace
+
+    from bench.documents_questions import settings
+
+    asked = Namespace(model="local", index="idx", method="auto", budget=None)
+    assert settings(asked) == {"model": "local", "index_dir": "idx", "budget": "fast"}
+    assert settings(Namespace(**{**vars(asked), "method": "vanilla"})) == {"model": "local", "index_dir": "idx"}
+    with pytest.raises(SystemExit):
+        settings(Namespace(**{**vars(asked), "method": "vanilla", "budget": "instant"}))
