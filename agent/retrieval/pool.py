@@ -12,11 +12,10 @@ is the plain ranking, as before.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from agent.documents.citation import location
-from agent.retrieval.products import named_products, product_identity, product_key, product_of
+from agent.retrieval.products import name_like, named_products, product_identity, product_key, product_names, product_of
 
 DEEP_FACTOR = 4  # x the pool: how deep the per-document pool looks for other documents' passages
 DEEP_MIN = 50
@@ -32,13 +31,16 @@ def document_pool(retriever, question: str, mode: str, size: int, depth: int | N
     if not any(location(p).get("document") for p in ranked):
         return ranked
     if quota <= 0:
-        return with_products(ranked)
+        return with_products(ranked)  # tagged even so: several products are still several senses
     deep_size = max(DEEP_FACTOR * size, DEEP_MIN)
     deep = with_products(retriever.search(question, mode, deep_size, depth=deep_size))
     named = named_products([question, *conversation], sorted({p["product"] for p in deep if p.get("product")}))
     if named:
         deep = [p for p in deep if product_key(p.get("product") or "") in named]
-    return per_document(deep, size, quota)
+    pool = per_document(deep, size, quota)
+    if len(product_names(pool)) < 2:  # one product's passages: its documents are its senses, as before
+        pool = [{key: value for key, value in p.items() if key != "product"} for p in pool]
+    return pool
 
 
 def with_products(passages: list[dict]) -> list[dict]:
@@ -52,11 +54,6 @@ def with_products(passages: list[dict]) -> list[dict]:
     spelled = {identity: max(counts, key=lambda name: (name_like(name), counts[name]))
                for identity, counts in names.items()}
     return [{**p, "product": spelled[identity]} if identity in spelled else p for p, identity in zip(passages, identities)]
-
-
-def name_like(name: str) -> int:
-    """How surely a spelling is a name rather than a word: a suffix on it (coverage.py), a capital."""
-    return 2 if re.search(r"\w\.[a-z]{1,4}$", name) else int(name != name.lower())
 
 
 def per_document(ranked: list[dict], size: int, quota: int) -> list[dict]:

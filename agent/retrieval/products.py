@@ -26,6 +26,7 @@ DOCUMENT_KINDS = frozenset("user users guide guides manual manuals handbook refe
                            "overview release notes changelog changes installation install instructions howto how-to "
                            "the a an for of to and on with".split())
 WORD = re.compile(r"[\w.+-]+")
+LANGUAGE_SUFFIX = r"\.(?:py|js|jl|rb|rs|net)"  # written onto a name, it makes a package's name (coverage.py, Node.js)
 
 
 def product_identity(passage: dict) -> str | None:
@@ -89,17 +90,23 @@ def spelled_as_in(folder: str, title: str) -> str:
 
 def written_name(folder: str, text: str) -> str:
     """The folder's name as the text writes it inside a sentence, where that says it is a name:
-    with a suffix written onto it ("coverage" -> coverage.py: a bare "coverage" is also a word)
+    with a language's suffix written onto it ("coverage" -> coverage.py: a bare "coverage" is
+    also a word; "pytest.ini" is a file)
     or with a capital ("fernsync" -> Fernsync; a capital where a sentence starts says nothing);
     else ""."""
     parts = [re.escape(p) for p in re.split(r"[-_\s.]+", folder) if p]
     if not parts:
         return ""
-    pattern = r"(?<=[\w,;)(\"'] )" + r"[-_\s.]?".join(parts) + r"(\.[a-z]{1,4})?(?![\w-])"
+    pattern = r"(?<=[\w,;)(\"'] )" + r"[-_\s.]?".join(parts) + rf"({LANGUAGE_SUFFIX})?(?![\w-])"
     found = [(m.group(), bool(m.group(1))) for m in re.finditer(pattern, text, re.IGNORECASE)]
     suffixed = [name for name, suffix in found if suffix]
     capitalized = [name for name, _ in found if name != name.lower()]
     return (suffixed or capitalized or [""])[0]
+
+
+def name_like(name: str) -> int:
+    """How surely a spelling is a name rather than a word: a language's suffix on it, a capital."""
+    return 2 if re.search(rf"\w{LANGUAGE_SUFFIX}$", name) else int(name != name.lower())
 
 
 def title_product(title: str) -> str:
