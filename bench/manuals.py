@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import sys
 import tarfile
 from pathlib import Path
@@ -122,8 +123,9 @@ def man_source(path: str) -> bytes:
 def groff(path: str, device: str) -> bytes:
     """A man page typeset by groff: `utf8` as `man` shows it (no bold/underline), or `html`."""
     options = ["-P", "-cbou"] if device == "utf8" else ["-P", "-l", "-P", "-r"]
-    return subprocess.run(["groff", "-man", f"-T{device}", "-rHY=0", *options], input=man_source(path),
-                          capture_output=True, check=True).stdout
+    with tempfile.TemporaryDirectory() as scratch:  # grohtml leaves its images in the working directory
+        return subprocess.run(["groff", "-man", f"-T{device}", "-rHY=0", *options], input=man_source(path),
+                              capture_output=True, check=True, cwd=scratch).stdout
 
 
 def print_pdf(html: Path, pdf: Path) -> None:
