@@ -214,11 +214,12 @@ def ask_clarification(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
         if chosen is None:
             return {**done, "decision": {"choice": "all"}}
         emit({"event": "chosen", "option": chosen})
-        product = {"product": chosen["product"], "product_source": "choice"} if chosen.get("product") else {}
+        product = {"product": chosen["product"]} if chosen.get("product") else {}  # the thread's from now on
         return {
-            **done, "chosen": chosen, **({"product": chosen["product"]} if product else {}),
+            **done, "chosen": chosen, **product,
             "decision": {"choice": chosen["option"], "chosen_question": chosen["question"], "chosen_label": chosen["label"],
-                         "focus_answer": runtime.context.focus_answer, **product},
+                         "focus_answer": runtime.context.focus_answer,
+                         **({"chosen_product": chosen["product"]} if product else {})},
             "guidance": focus_guidance(chosen),
         }
     return {"options": [], "reply": None, "decision": {"choice": "all", "choice_error": error}}

@@ -15,6 +15,7 @@ Modes (setting `rewrite_mode`): never, always, guided (the paper's method).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -143,6 +144,7 @@ def product_update(state: RewriteState, context: RewriteContext, question: str, 
     goes to the model)."""
     if context.rewrite_mode != "guided" or context.resolve_product == "off":
         return {}
+    started = time.perf_counter()
     turns = user_turns(state.get("messages"), question)[:context.history_turns]
     thread = state.get("product")
     products = follow_up.candidate_products(get_retriever(context), [question, *turns], [thread] if thread else [])
@@ -151,7 +153,8 @@ def product_update(state: RewriteState, context: RewriteContext, question: str, 
         previous_query=state.get("query"), user_turns=turns, products=products,
         unnamed=context.resolve_product == "unnamed")
     decision.update(product=found["product"], product_source=found["product_source"],
-                    needs_rewrite=decision["needs_rewrite"] and found["unsure"])
+                    needs_rewrite=decision["needs_rewrite"] and found["unsure"],
+                    product_seconds=round(time.perf_counter() - started, 4))
     if found["query"] != question:
         decision.update(rewrite=found["query"], rewritten=True, rewrite_source="product")
     if found["product"]:

@@ -30,6 +30,9 @@ STAGES = {
     "focus_passages_on_choice": None,
 }
 
+PRODUCT_SOURCES = {"named": "named in the message", "thread": "the product this conversation is about",
+                   "earlier turn": "named earlier in the conversation"}
+
 
 def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
@@ -88,10 +91,14 @@ class Terminal:
                 self.note(label.format(method=self.method))
         elif kind == "ambiguity" and event["label"]:
             verdict = ("rewriting it from the conversation" if event["rewrite"] else
+                       f"asked of {event['product']}" if event.get("named_product") else
                        "nothing earlier to resolve it against" if event["skipped"] else "answered as written")
             self.note(f"message is {event['label']}: {verdict}")
         elif kind == "rewrite":
             self.note(f"rewritten: {event['question']}")
+        elif kind == "product":  # the product the message is about, and the question that goes on
+            self.note(f"about {event['product']} ({PRODUCT_SOURCES.get(event['source'], event['source'])}): "
+                      f"{event['question']}")
         elif kind == "gate":
             self.note(f"gate: {event.get('gate')} -> {event.get('path')}")
         elif kind == "interpretations_found":

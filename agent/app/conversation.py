@@ -127,7 +127,8 @@ def detector_event(update: dict) -> dict:
     decision = update.get("decision")
     decision = getattr(decision, "value", decision) or {}  # the turn's first node overwrites `decision`
     return {"event": "ambiguity", "label": decision.get("ambiguity"), "rewrite": bool(decision.get("needs_rewrite")),
-            "skipped": decision.get("rewrite_skipped")}
+            "skipped": decision.get("rewrite_skipped"), "product": decision.get("product"),
+            "named_product": decision.get("rewrite_source") == "product"}
 
 
 class ChatSession:

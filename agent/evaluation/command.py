@@ -9,10 +9,15 @@ import json
 def add_eval_parser(commands) -> argparse.ArgumentParser:
     """Register the `eval` subcommand on the CLI's subparsers."""
     sub = commands.add_parser("eval", help="run methods over a dataset and score them (offline)")
-    sub.add_argument("--dataset", required=True, choices=["asqa", "ambignq", "condambigqa", "msmarco", "jsonl", "fixture"],
-                     help="fixture: the project's labelled questions (agent/data/demo_questions.json, heldout_questions.json)")
+    sub.add_argument("--dataset", required=True,
+                     choices=["asqa", "ambignq", "condambigqa", "msmarco", "jsonl", "fixture", "manuals", "conversations"],
+                     help="fixture: the project's labelled questions (agent/data/demo_questions.json, heldout_questions.json); "
+                          "manuals: bench/fixtures/manuals_questions.json (senses by product); conversations: labelled "
+                          "multi-turn conversations (bench/fixtures/manuals_conversations.json), each run turn by turn "
+                          "through the chat, scored per follow-up")
     sub.add_argument("--data", required=True, metavar="PATH", help="the dataset file")
     sub.add_argument("--ids", metavar="FILE", help="only these question ids (one a line)")
+    sub.add_argument("--split", choices=["tune", "test"], help="only this split, for datasets that have one (manuals, conversations)")
     sub.add_argument("--limit", type=int, help="at most this many questions")
     sub.add_argument("--sample", type=int, metavar="N", help="a seeded random sample of N questions")
     sub.add_argument("--seed", type=int, default=0, help="seed for --sample (default 0)")
@@ -67,16 +72,20 @@ def cmd_eval(args) -> int:
         retrieval_mode=args.mode, k=args.k, settings=settings, profile=args.profile, concurrency=args.concurrency,
         cache=args.cache, universe=args.universe,
         judge_model=args.judge_model, qa_model=args.qa_model, progress=not args.quiet,
-        simulate_user=args.simulate_user,
+        simulate_user=args.simulate_user, split=args.split,
     )
     summary = run_eval(config)
     print(json.dumps(summary, indent=2, default=str) if args.json else markdown_table(summary))
-    if args.simulate_user and not args.json:
+    if summary.get("follow_ups") and not args.json:
+        from agent.evaluation.multi_turn import follow_up_table
+
+        print("Follow-ups:\n\n" + follow_up_table(summary))
+    elif args.simulate_user and not args.json:
         from agent.evaluation.conversations import conversation_table
 
         print("Simulated conversations:\n\n" + conversation_table(summary))
     if not args.json:
         print(f"reports in {args.out}: predictions.jsonl, summary.json, summary.md"
-              + (", conversations.txt" if args.simulate_user else "")
+              + (", conversations.txt" if args.simulate_user or summary.get("follow_ups") else "")
               + "".join(f", {p.rsplit('/', 1)[-1]}" for p in summary.get("plots", {}).values()))
     return 0

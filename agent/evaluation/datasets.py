@@ -29,6 +29,8 @@ class Example:
     ambiguous: bool | None = None
     passages: list[dict] | None = None  # the fixed universe, when the dataset gives one
     passage_senses: dict[str, str] | None = None  # passage id -> "topic/sense", when the corpus labels them
+    split: str | None = None  # tune or test, where the dataset splits its questions
+    turns: list[dict] | None = None  # a labelled conversation's turns (agent/evaluation/multi_turn.py)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -191,6 +193,34 @@ def load_fixture(path: str | Path) -> list[Example]:
     return examples
 
 
+def load_manuals(path: str | Path) -> list[Example]:
+    """The manuals benchmark (bench/fixtures/manuals_questions.json): each question's senses are
+    products, each with the short answers its documents write; a sense's question names its
+    product (as the simulated user would restate it)."""
+    data = _read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("products"), dict) or not isinstance(data.get("questions"), list):
+        raise InputError(f"{path}: the manuals benchmark holds {{\"products\": {{...}}, \"questions\": [...]}}")
+    names = {key: entry.get("name") or key for key, entry in data["products"].items()}
+    examples = []
+    for item in data["questions"]:
+        pairs = [{"question": f"{item['question']} ({names.get(s['product'], s['product'])})",
+                  "short_answers": _groups(s["answers"]), "sense": s["product"]} for s in item.get("senses") or []]
+        examples.append(Example(
+            id=str(item["id"]), question=item["question"], qa_pairs=pairs,
+            answer_annotations=[[p["short_answers"] for p in pairs]] if pairs else [],
+            interpretations=[p["question"] for p in pairs] if len(pairs) > 1 else [],
+            ambiguous=bool(item.get("ambiguous")), split=item.get("split"),
+        ))
+    return examples
+
+
+def load_conversations(path: str | Path) -> list[Example]:
+    """Labelled multi-turn conversations (bench/fixtures/manuals_conversations.json)."""
+    from agent.evaluation.multi_turn import load_conversations as load
+
+    return load(path)
+
+
 def _corpus_senses(questions: Path) -> dict[str, str]:
     """passage id -> "topic/sense" from the corpus beside a fixture (x_questions.json ->
     x_corpus.jsonl), when it is there and labels its passages."""
@@ -209,6 +239,8 @@ LOADERS: dict[str, Callable[[str | Path], list[Example]]] = {
     "condambigqa": load_condambigqa,
     "msmarco": load_msmarco,
     "jsonl": load_jsonl,
+    "manuals": load_manuals,
+    "conversations": load_conversations,
 }
 
 
@@ -223,13 +255,17 @@ def read_ids(path: str | Path) -> list[str]:
 
 def load_dataset(
     name: str, path: str | Path, *, ids: list[str] | None = None, sample: int | None = None,
-    seed: int = 0, limit: int | None = None,
+    seed: int = 0, limit: int | None = None, split: str | None = None,
 ) -> list[Example]:
-    """Load a dataset and select: the ids listed (in the file's order), then a seeded sample
-    of `sample` of them, then the first `limit`."""
+    """Load a dataset and select: the `split` (tune or test, where the dataset has one), the ids
+    listed (in the file's order), then a seeded sample of `sample` of them, then the first `limit`."""
     if name not in LOADERS:
         raise InputError(f"unknown dataset {name!r}; choose one of: {', '.join(LOADERS)}")
     examples = LOADERS[name](path)
+    if split:
+        if not any(e.split for e in examples):
+            raise InputError(f"{path} has no tune/test split to select {split!r} from")
+        examples = [e for e in examples if e.split == split]
     if ids is not None:
         by_id = {e.id: e for e in examples}
         missing = list(dict.fromkeys(i for i in ids if i not in by_id))

@@ -184,4 +184,10 @@ def write(out_dir: str, records: list[dict], summary: dict) -> None:
         table += "\nSimulated conversations:\n\n" + conversation_table(summary)
         talks = [transcript(r) for r in records if r.get("conversation") and r.get("output") is not None]
         (out / "conversations.txt").write_text("\n\n".join(talks) + "\n")
+    if summary.get("follow_ups"):
+        from agent.evaluation.multi_turn import follow_up_table, transcript as turns_transcript
+
+        table += "\nFollow-ups:\n\n" + follow_up_table(summary)
+        talks = [turns_transcript(r) for r in records if r.get("conversation") and r.get("output") is not None]
+        (out / "conversations.txt").write_text("\n\n".join(talks) + "\n")
     (out / "summary.md").write_text(table)

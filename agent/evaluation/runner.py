@@ -24,6 +24,7 @@ from agent.context import cache_dir
 from agent.errors import DisambigError, InputError, ModelUnavailableError
 from agent.evaluation.conversations import conversation_metrics, summarize_conversations
 from agent.evaluation.datasets import Example, load_dataset, read_ids
+from agent.evaluation.multi_turn import follow_up_metrics, summarize_follow_ups
 from agent.evaluation.llm_cache import ResponseStore, register_cached_model, replay_scope
 from agent.evaluation.scoring import score
 from agent.usage import COUNTERS
@@ -57,6 +58,7 @@ class EvalConfig:
     qa_model: str | None = None
     progress: bool = True
     simulate_user: bool = False  # whole chat conversations with a simulated user (agent/evaluation/conversations.py)
+    split: str | None = None  # tune or test, for datasets that split their questions
 
 
 class ResultStore:
@@ -162,9 +164,12 @@ def _run_question(method: str, context, example: Example, fixed: bool, simulate:
     with `simulate` (the user's seed) a whole simulated conversation {"result", "conversation"}."""
     from agent.app.api import ask
     from agent.evaluation.conversations import run_conversation
+    from agent.evaluation.multi_turn import run_turns
     from agent.retrieval.fixed_universe import fixed_universe
 
     def run(context):
+        if example.turns:  # a labelled conversation, turn by turn through the chat
+            return run_turns(example, context)
         if simulate is not None:
             return run_conversation(example, context, simulate)
         return ask(example.question, method, context)
@@ -192,7 +197,7 @@ def _usage(result: dict) -> dict:
 def _select(config: EvalConfig) -> tuple[list[Example], bool]:
     """The questions to run, and whether their own passages replace retrieval."""
     examples = load_dataset(config.dataset, config.data, ids=read_ids(config.ids) if config.ids else None,
-                            sample=config.sample, seed=config.seed, limit=config.limit)
+                            sample=config.sample, seed=config.seed, limit=config.limit, split=config.split)
     if not examples:
         raise InputError("no question selected: check --ids, --limit and --sample")
     fixed = {"auto": all(e.passages for e in examples), "fixed": True, "index": False}.get(config.universe)
@@ -234,7 +239,8 @@ def run_eval(config: EvalConfig) -> dict:
     responses = ResponseStore(root / "llm.sqlite")
     results = ResultStore(root / "results.sqlite")
     cached_model = register_cached_model(model, responses)
-    contexts = (_chat_contexts if config.simulate_user else _method_contexts)(config, cached_model)
+    chat = config.simulate_user or any(e.turns for e in examples)  # answered through the chat graph
+    contexts = (_chat_contexts if chat else _method_contexts)(config, cached_model)
     if not fixed:  # open the index once here: Chroma's first open is not safe from several threads
         from agent.retrieval.retriever import get_retriever
 
@@ -244,7 +250,7 @@ def run_eval(config: EvalConfig) -> dict:
     if config.simulate_user:  # a conversation depends on the user's seed too
         hashes = {m: (f"{h}:user{config.seed}", s) for m, (h, s) in hashes.items()}
     simulate = config.seed if config.simulate_user else None
-    names = {m: f"chat:{m}" if config.simulate_user else m for m in config.methods}
+    names = {m: f"chat:{m}" if chat else m for m in config.methods}
 
     records: dict[tuple, dict] = {}
     pending = []
@@ -278,8 +284,9 @@ def run_eval(config: EvalConfig) -> dict:
             stop.set()
             raise
         else:
-            conversation = result.pop("conversation", None) if simulate is not None else None
-            result = result["result"] if simulate is not None else result
+            whole = simulate is not None or bool(example.turns)  # {"result", "conversation"}
+            conversation = result.pop("conversation", None) if whole else None
+            result = result["result"] if whole else result
             record = {**head, "error": None, "output": _output(result), "usage": _usage(result)}
             if conversation is not None:
                 record["conversation"] = conversation
@@ -301,7 +308,9 @@ def run_eval(config: EvalConfig) -> dict:
         if record["output"] is not None:
             record["metrics"] = score(by_id[record["id"]], record["output"],
                                       asked=(record.get("conversation") or {}).get("answered"))
-            if record.get("conversation") is not None:
+            if by_id[record["id"]].turns:
+                record["follow_ups"] = follow_up_metrics(by_id[record["id"]], record)
+            elif record.get("conversation") is not None:
                 record["simulated"] = conversation_metrics(by_id[record["id"]], record)
     extra.add(ordered, by_id, responses)
     run = {"model_calls": responses.model_calls, "cache_hits": responses.cache_hits,
@@ -309,7 +318,10 @@ def run_eval(config: EvalConfig) -> dict:
            "questions_run": sum(not r["from_cache"] for r in ordered), "cache_dir": str(root)}
     summary = report.summarize(ordered, config=config, model=model, settings={m: h[1] for m, h in hashes.items()},
                                hashes={m: h[0] for m, h in hashes.items()}, run=run)
-    if config.simulate_user:
+    if any(e.turns for e in examples):
+        summary["follow_ups"] = {names[m]: summarize_follow_ups([r for r in ordered if r["method"] == names[m]])
+                                 for m in config.methods}
+    elif config.simulate_user:
         summary["conversations"] = {names[m]: summarize_conversations([r for r in ordered if r["method"] == names[m]])
                                     for m in config.methods}
     report.write(config.out, ordered, summary)
