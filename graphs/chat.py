@@ -52,6 +52,7 @@ from agent.steps.clarify import (
     sense_matcher,
 )
 from agent.steps.clarify_policy import ClarifyPolicy, decide, policy_signals
+from agent.retrieval.products import product_key
 from agent.steps.follow_up import product_after
 from agent.errors import InputError
 from agent.steps.nodes import synthesize_answer
@@ -145,6 +146,12 @@ def route_after_read_message(state: ChatState) -> Literal["ask_clarification", "
     return "ask_clarification" if state.get("options") and state.get("reply") else "classify_ambiguity"
 
 
+def settled(product: str | None, options: list[dict]) -> bool:
+    """The one sense found is of the product the message named or the conversation gave: asking
+    whether it is the one meant would ask what the person already said."""
+    return bool(product) and len(options) == 1 and product_key(options[0].get("product") or "") == product_key(product)
+
+
 @tracked
 def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     """Answer the query with the configured method, relaying its events; offer options when asking."""
@@ -160,9 +167,10 @@ def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
                                     sense_matcher(context, passages, context.sense_merge))
     signals = policy_signals(options if len(options) >= context.min_options else options[:1],
                              run.result.get("decision"))
+    turn_product = (state.get("decision") or {}).get("product")
     verdict = decide(context.clarify_policy, signals, asked=state.get("asks") or 0,
                      max_asks=context.max_clarifications, threshold=context.clarify_threshold,
-                     confirm_threshold=context.confirm_threshold)
+                     confirm_threshold=1.0 if settled(turn_product, options) else context.confirm_threshold)
     asking = verdict["ask"]
     emit({"event": "interpretations_found", "count": len(interpretations), "grounded": len(options),
           "questions": [item["question"] for item in interpretations], "asking": asking, "reason": verdict["reason"]})
@@ -171,7 +179,6 @@ def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
                                    **({"restated": earlier} if earlier else {}))
     update["options"] = options if asking else []
     update["asks"] = (state.get("asks") or 0) + int(asking)
-    turn_product = (state.get("decision") or {}).get("product")
     if asking:
         update["messages"] = [AIMessage(clarification_text(options))]  # the answer comes after the choice
         update["product"] = turn_product  # undecided until the choice

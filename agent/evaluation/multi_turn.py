@@ -42,10 +42,17 @@ def load_conversations(path) -> list[Example]:
     return examples
 
 
+def same_product(name: str | None, label: str) -> bool:
+    """A product as the documents name it is the labelled one, its language suffix aside
+    ("Coverage.py" is coverage)."""
+    found, wanted = product_key(name or ""), product_key(label)
+    return bool(found) and (found == wanted or found.startswith(wanted) or wanted.startswith(found))
+
+
 def choose_product(request: dict, turn: dict) -> str:
     """The scripted person's reply: the option of the turn's product, else its labelled question."""
     for option in request.get("options") or []:
-        if product_key(option.get("product") or option.get("label") or "") == product_key(turn["product"]):
+        if same_product(option.get("product") or option.get("label"), turn["product"]):
             return str(option["option"])
     return f"None of these. {turn.get('rewrite') or turn['question']}"
 
@@ -94,7 +101,7 @@ def resolved_to(turn: dict) -> bool:
     """The follow-up went downstream about its labelled product: the product the chat resolved,
     else the one its (model-)rewritten query names."""
     if turn["product"]:
-        return product_key(turn["product"]) == product_key(turn["label"])
+        return same_product(turn["product"], turn["label"])
     return names_product(turn["query"], turn["label"])
 
 
