@@ -104,6 +104,27 @@ def test_each_list_item_is_a_unit_and_a_definition_list_reads_as_options(tmp_pat
                                                                  "`--color` — Colour the output."]
 
 
+def test_a_label_leads_into_no_code_unit_and_a_long_item_gives_its_sentences():
+    label = {"id": "c", "title": "T", "kind": "code", "text": "Pipe example:\n*.gz = pipe: gunzip"}
+    assert passage_sentences(label) == []  # "Example:" labels a listing; it says nothing the code does
+    options = {"id": "l", "title": "T", "kind": "list",
+               "text": "The options are:\n--progress — Enable short progress output. It reduces the noise of a run."}
+    assert passage_sentences(options) == ["`--progress` — Enable short progress output.", "It reduces the noise of a run."]
+
+
+def test_a_pdf_manuals_option_and_its_description_are_one_item(tmp_path):
+    pdf = write_pdf(tmp_path / "tool.pdf", [[
+        "The tool compresses each file named on its command line and replaces it with the compressed one.",
+        "-c, --stdout",
+        "Write the compressed data to standard output instead of a file.",
+        "--single-stream",
+        "Decompress only the first stream and ignore the rest of the input file.",
+    ]]).read_bytes()
+    assert units_of(passages_of(tmp_path, "copy.pdf", pdf))[1:] == [
+        "`-c, --stdout` — Write the compressed data to standard output instead of a file.",
+        "`--single-stream` — Decompress only the first stream and ignore the rest of the input file."]
+
+
 def test_alt_text_headings_and_captions_are_never_glued_into_a_sentence(tmp_path):
     markdown = units_of(passages_of(tmp_path, "widget.md", MANUAL))
     assert "Widget ships as a source archive for every system." in markdown

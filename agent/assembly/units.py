@@ -63,9 +63,9 @@ def passage_units(passage: dict) -> list[tuple[str, str]]:
     for block in blocks:
         lines = block.split("\n")
         if len(lines) > 1:  # a list, with or without its lead-in
-            units += [("item", item) for item in list_items(lines)]
+            units += list_items(lines)
         else:  # of several blocks, a piece ending no sentence is a heading, a caption or alt text
-            units += [("sentence", s) for s in prose_sentences(block) if len(blocks) == 1 or s.endswith(ENDS)]
+            units += [("sentence", option(s)) for s in prose_sentences(block) if len(blocks) == 1 or s.endswith(ENDS)]
     return units
 
 
@@ -74,11 +74,14 @@ def prose_sentences(text: str) -> list[str]:
     return [s for s in sentences(text) if len(s) >= MIN_ANSWER_SENTENCE and not s[:1].islower()]
 
 
+LEAD_WORDS = 3  # "Install it with:"; a shorter lead-in is a label ("Example:", "Pipe example:")
+
+
 def code_units(text: str) -> list[tuple[str, str]]:
     """The code block with its lead-in as one unit; a block no sentence leads into is none
-    (nothing says what it does)."""
+    (nothing says what it does), nor one under a label."""
     lead, _, code = text.partition("\n")
-    if not code.strip() or not _PROSE_LEAD.match(lead.strip()):
+    if not code.strip() or not _PROSE_LEAD.match(lead.strip()) or len(lead.split()) < LEAD_WORDS:
         return []
     return [("code", f"{lead.strip()}\n{FENCE}\n{code.strip(chr(10))}\n{FENCE}")]
 
@@ -106,9 +109,10 @@ def table_units(text: str) -> list[tuple[str, str]]:
     return units
 
 
-def list_items(lines: list[str]) -> list[str]:
-    """Each top-level item with its nested items after it ("; "), as a sentence; a lead-in line
-    ending in ':' is no item."""
+def list_items(lines: list[str]) -> list[tuple[str, str]]:
+    """Each top-level item with its nested items after it ("; ") as one unit; an item of several
+    sentences (a definition list's long definition) gives each sentence, its first with the
+    item's term. A lead-in line ending in ':' is no item."""
     if lines[0].rstrip().endswith(":") and not lines[0].startswith(" "):
         lines = lines[1:]
     items: list[list[str]] = []
@@ -117,7 +121,14 @@ def list_items(lines: list[str]) -> list[str]:
             items[-1].append(line.strip())
         elif line.strip():
             items.append([line.strip()])
-    return [completed(option("; ".join(parts))) for parts in items if len(" ".join(parts)) >= MIN_ANSWER_SENTENCE]
+    units: list[tuple[str, str]] = []
+    for parts in items:
+        said = sentences(parts[0])
+        if len(parts) == 1 and len(said) > 1:
+            units += [("item", option(said[0]))] + [("sentence", s) for s in said[1:] if len(s) >= MIN_ANSWER_SENTENCE]
+        elif len(" ".join(parts)) >= MIN_ANSWER_SENTENCE:
+            units.append(("item", completed(option("; ".join(parts)))))
+    return units
 
 
 def option(item: str) -> str:

@@ -19,6 +19,7 @@ SUFFIXES = (".pdf",)
 DIGITS = re.compile(r"\d+")
 SENTENCE_END = (".", "!", "?", ":", ";")
 BULLET = re.compile(r"^[•◦▪‣·●○■□–]\s*")
+OPTION_TERM = re.compile(r"^--?\w[\w-]*(?:[ =,]|$)")  # "-c, --stdout", "--format=format"
 
 
 def read(path: Path) -> Structure:
@@ -149,11 +150,15 @@ def _blocks(lines: list[str]) -> list[tuple[str, str]]:
         if not text:
             end_paragraph()
             continue
+        following = " ".join(lines[index + 1].split()) if index + 1 < len(lines) else ""
+        if OPTION_TERM.match(text) and _stands_alone(text, following, width):
+            end_paragraph()
+            current = f"{text} —"  # a manual's option and the description under it: one item
+            continue
         if current.endswith("-") and text[:1].islower():
             current = current[:-1] + text
         else:
             current = f"{current} {text}" if current else text
-        following = " ".join(lines[index + 1].split()) if index + 1 < len(lines) else ""
         short = len(text) < 0.7 * width
         if (short and (text.endswith(SENTENCE_END) or _stands_alone(text, following, width))
                 or text.endswith(":") and _code_line(following)):
