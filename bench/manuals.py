@@ -8,6 +8,8 @@ bench/fixtures/manuals_questions.json (scored by bench/documents_questions.py).
         --index DIR/index
     .venv/bin/python bench/documents_questions.py --fixture bench/fixtures/manuals_questions.json \\
         --index DIR/index --split test --budget instant
+    .venv/bin/disambig ingest $(.venv/bin/python bench/manuals.py split --split test --work DIR) \\
+        --index DIR/index-test                                  # the test products alone (or tune)
 
 `corpus` installs the Debian packages in DEBIAN (pinned; it needs root and Debian 12), downloads
 the PyPI sdists in PYPI and the npm packages in NPM into DIR/downloads, and lays out each
@@ -212,9 +214,24 @@ def check(work: Path) -> list[str]:
     return problems
 
 
+def lay_out_split(work: Path, split: str) -> list[Path]:
+    """The products of one split copied under work/<split>/<format>/<product>/ (document ids as in
+    the whole corpus), so each split is answered over an index of its own products only: a test
+    question then finds no tune product that answers it unlabelled, and tuning never reads a test manual."""
+    products = {name for name, about in json.loads(FIXTURE.read_text())["products"].items() if about["split"] == split}
+    root = work / split
+    if root.exists():
+        shutil.rmtree(root)
+    for folder in sorted((work / "corpus").glob("*/*")):
+        if folder.name in products:
+            shutil.copytree(folder, root / folder.parent.name / folder.name)
+    return sorted(path for path in root.iterdir())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("step", choices=["corpus", "check"])
+    parser.add_argument("step", choices=["corpus", "check", "split"])
+    parser.add_argument("--split", choices=["tune", "test"], help="split: the split whose products to lay out")
     parser.add_argument("--work", required=True, help="work folder (downloads and corpus; never committed)")
     args = parser.parse_args(argv)
     work = Path(args.work)
@@ -222,6 +239,9 @@ def main(argv: list[str] | None = None) -> int:
         laid = build_corpus(work)
         for kind, ids in laid.items():
             print(f"{kind}: {len(ids)} documents: {', '.join(ids)}")
+        return 0
+    if args.step == "split":
+        print(" ".join(str(path) for path in lay_out_split(work, args.split or "test")))
         return 0
     problems = check(work)
     for line in problems:
