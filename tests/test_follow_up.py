@@ -74,6 +74,15 @@ def test_the_rules_name_the_product_the_conversation_gives():
     assert resolve("What about verbose output?", ambiguous=False, thread="Tallyfox", turns=["x"], unnamed=True)[
         "query"] == "What about verbose output for Tallyfox?"
     assert resolve("How do I install it?")["unsure"] is True  # first turn: nothing to resolve against
+    # a product whose name is a common word is not named by what a possessive owns ("its coverage")
+    products = ["c8", "coverage"]
+    owned = resolve_product("How do I exclude a block of code from its coverage?", True, thread_product="c8",
+                            previous_query="x", user_turns=["x"], products=products)
+    assert owned["product"] == "c8" and owned["query"] == "How do I exclude a block of code from c8's coverage?"
+    # two products named, one of them the thread's: it is named again
+    again = resolve_product("How do I exclude files from c8 coverage?", False, thread_product="c8",
+                            previous_query="x", user_turns=["x"], products=products)
+    assert again["product"] == "c8" and again["query"] == "How do I exclude files from c8 coverage?"
 
 
 def test_the_rewrite_rules():

@@ -84,6 +84,7 @@ def run_turns(example: Example, context) -> dict:
             "kind": turn.get("kind"), "question": turn["question"], "label": turn["product"],
             "query": chat.get("query") or turn["question"], "product": chat.get("product"),
             "product_source": chat.get("product_source"), "product_seconds": chat.get("product_seconds"),
+            "chosen_product": chat.get("chosen_product"),
             "ambiguity": chat.get("ambiguity"), "model_rewrite": "rewrite_query" in (result.get("route") or []),
             "asks": asks, "answer": result.get("answer") or "", "llm_calls": (result.get("usage") or {}).get("llm_calls", 0),
             "seconds": round(time.perf_counter() - started, 3),
@@ -105,6 +106,11 @@ def resolved_to(turn: dict) -> bool:
     return names_product(turn["query"], turn["label"])
 
 
+def resolved_by_asking(turn: dict) -> bool:
+    """Nothing resolved the follow-up, and the person chose its labelled product when asked."""
+    return not turn["product"] and same_product(turn.get("chosen_product"), turn["label"])
+
+
 def follow_up_metrics(example: Example, record: dict) -> list[dict]:
     """Per follow-up turn: its kind, resolved (implicit, switch), left alone (clear), answered,
     whether the model rewrote it, its calls and the resolver's seconds."""
@@ -115,6 +121,7 @@ def follow_up_metrics(example: Example, record: dict) -> list[dict]:
         rows.append({
             "kind": kind,
             "resolved": resolved_to(turn) if kind != "clear" else None,
+            "resolved_by_asking": resolved_by_asking(turn) if kind != "clear" else None,
             "left_alone": turn["query"] == turn["question"] if kind == "clear" else None,
             "answered": states_answer(label["answers"], turn["answer"]),
             "model_rewrite": turn["model_rewrite"], "asks": len(turn["asks"]), "llm_calls": turn["llm_calls"],
@@ -138,6 +145,7 @@ def summarize_follow_ups(records: list[dict]) -> dict:
         timed = [row["product_seconds"] for row in group if row.get("product_seconds") is not None]
         summary[name] = {
             "n": len(group), "resolved": _mean([row["resolved"] for row in group]),
+            "resolved_by_asking": _mean([row.get("resolved_by_asking") for row in group]),
             "left_alone": _mean([row["left_alone"] for row in group]),
             "answered": _mean([row["answered"] for row in group]),
             "model_rewrites": sum(row["model_rewrite"] for row in group), "asks": _mean([row["asks"] for row in group]),
@@ -149,7 +157,7 @@ def summarize_follow_ups(records: list[dict]) -> dict:
     return summary
 
 
-COLUMNS = ("n", "resolved", "left_alone", "answered", "model_rewrites", "asks", "llm_calls", "product_s_p50",
+COLUMNS = ("n", "resolved", "resolved_by_asking", "left_alone", "answered", "model_rewrites", "asks", "llm_calls", "product_s_p50",
            "product_s_p95", "product_s_max")
 
 

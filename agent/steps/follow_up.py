@@ -23,6 +23,8 @@ CANDIDATES = 20  # sparse hits per text whose products may be the ones it names
 # words a follow-up that only switches product may hold besides the product ("and for lz4?")
 SWITCH_WORDS = frozenset("same question one case instead too please thanks ok okay now again well".split())
 PRONOUN = re.compile(r"\b(it|its)\b(?!['’]s)", re.IGNORECASE)
+# a word after a possessive belongs to what the possessive refers to: "its coverage" names no product
+OWNED = re.compile(r"\b(?:its|their|his|her|our|your|my)\s+[\w.+-]+", re.IGNORECASE)
 
 
 def passage_product(passage: dict) -> str | None:
@@ -52,7 +54,9 @@ def candidate_products(retriever, texts: list[str], known: list[str]) -> list[st
 
 
 def named_in(text: str, products: list[str]) -> list[str]:
-    """The products `text` names, as words (agent/retrieval/products.py `names_product`)."""
+    """The products `text` names, as words (agent/retrieval/products.py `names_product`), never
+    as what a possessive owns (a product whose name is a common word: "its coverage")."""
+    text = OWNED.sub(" ", text)
     return [name for name in products if names_product(text, name)]
 
 
@@ -117,6 +121,8 @@ def resolve_product(question: str, ambiguous: bool, *, thread_product: str | Non
     question of it); an ambiguous message naming none is about the conversation's product and
     is rewritten to name it (`unnamed`: a clear one too); `unsure` when the model should rewrite."""
     named = named_in(question, products)
+    if len(named) > 1 and thread_product:  # "c8 coverage" in a c8 thread: the thread's product, named again
+        named = [name for name in named if product_key(name) == product_key(thread_product)] or named
     if len(named) == 1:
         product = named[0]
         switch = bool(previous_query) and only_switches(question, product)
