@@ -1,6 +1,7 @@
 """What the reading selector sees: one feature row per candidate sentence of the pool.
 
-A candidate is a whole sentence of a retrieved passage (`passage_sentences`). Its features are
+A candidate is a whole sentence of a retrieved passage, or a unit of a manual (a lead-in with its
+code block, a table row, a list item: `passage_sentences`). Its features are
 the signals the hand-tuned scorer used to add up with fixed weights; the selector
 (`agent/assembly/selector.py`) learns their weights from gold short answers instead.
 """
