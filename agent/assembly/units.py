@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from agent.documents.model import KINDS
 from agent.steps.interpretations import sentences
 
 FENCE = "```"
@@ -43,8 +44,10 @@ HOW_TO = re.compile(r"^\s*(?:how\s+(?:do|can|could|should|would|may|must|shall)\
 
 
 def passage_kind(passage: dict) -> str:
-    """The passage's kind when a reader cut it by structure (text, list, code, table), else ""."""
-    return passage.get("kind") or (passage.get("metadata") or {}).get("kind") or ""
+    """The passage's kind when a reader cut it by structure (text, list, code, table), else ""
+    (a JSONL record's own "kind" field is no reader's)."""
+    kind = passage.get("kind") or (passage.get("metadata") or {}).get("kind") or ""
+    return kind if kind in KINDS else ""
 
 
 def passage_units(passage: dict) -> list[tuple[str, str]]:
