@@ -172,3 +172,21 @@ def test_the_demo_corpus_pool_is_the_plain_ranking(demo_index):
     pool = document_pool(retriever, "What is HP?", "hybrid", 15, 20, quota=2)
     assert pool == retriever.search("What is HP?", "hybrid", 15, depth=20)
     assert not any("product" in p for p in pool)
+
+
+def test_a_plain_text_manual_stands_in_its_document_and_names_its_product(tmp_path):
+    """A man page saved as text has no headings, yet its passages name their file and its product."""
+    from agent.documents.citation import citation
+    from agent.retrieval.corpus import ReadReport, read_passages
+    from agent.retrieval.index import IndexStore, ingest
+
+    (tmp_path / "docs" / "tallyctl").mkdir(parents=True)
+    (tmp_path / "docs" / "tallyctl" / "tallyctl.1.txt").write_text(
+        "TALLYCTL(1)\n\nNAME\n    tallyctl - count lines in Tallyctl ledgers\n\nOPTIONS\n"
+        "    -q, --quiet    Tallyctl prints nothing but errors.\n")
+    store = IndexStore(str(tmp_path / "index"), create=True)
+    ingest(store, read_passages([str(tmp_path / "docs")], ReadReport()))
+    passage = store.get(["tallyctl/tallyctl.1.txt"])["tallyctl/tallyctl.1.txt"]
+    assert passage["document"] == "tallyctl/tallyctl.1.txt" and passage["section"] == ""
+    assert citation(passage) == "tallyctl/tallyctl.1.txt"
+    assert product_of(passage) == "Tallyctl"

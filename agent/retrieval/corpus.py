@@ -172,7 +172,9 @@ def _read_text_file(path: Path, relative: str, report: ReadReport) -> Iterator[D
         if line.startswith("# "):
             title = line[2:].strip()
             break
-    yield Document(relative, title, text, str(path), str(path.resolve()), {}, len(raw))
+    # a file's passages stand in a document like those read by structure (one with no sections), so
+    # citations name the file and answers can tell one product's manual from another's
+    yield Document(relative, title, text, str(path), str(path.resolve()), {"section": ""}, len(raw))
 
 
 def _read_structured(path: Path, relative: str, report: ReadReport) -> Iterator[Document]:
