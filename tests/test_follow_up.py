@@ -212,3 +212,18 @@ def test_eval_scores_each_follow_up(scripted, tools_index, tmp_path):
     [row] = follow_up_metrics(load_dataset("conversations", path)[0], record)
     assert row["resolved"] is False and row["model_rewrite"] is True
     assert summarize_follow_ups([{"follow_ups": [row]}])["implicit"]["resolved"] == 0.0
+
+
+def test_the_rewrite_graph_carries_the_product_on_its_thread(scripted, tools_index):
+    from agent.app import api
+
+    saver = InMemorySaver()
+    settings = {"model": "scripted", "index_dir": tools_index, "downstream": "vanilla"}
+    scripted.rules.append(("Passages:", lambda messages: json.dumps(
+        {"interpretations": [], "answer": messages[-1].content.split("Question: ", 1)[1].split("\n", 1)[0]})))
+    first = api.ask("How do I install Brimstat?", "rewrite", settings, checkpointer=saver, thread_id="r")
+    assert first["decision"]["rewrite"]["product"] == "Brimstat"
+    second = api.ask("Where does it keep its settings?", "rewrite", settings, checkpointer=saver, thread_id="r")
+    assert second["decision"]["rewrite"]["query"] == "Where does Brimstat keep its settings?"
+    assert second["answer"] == "Where does Brimstat keep its settings?"  # what went downstream
+    assert not [call for call in scripted.calls if "Latest message:" in call["text"]]  # no model rewrite
