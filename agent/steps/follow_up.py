@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 
+from agent.detector.classifier import AMBIGUOUS, rules_label
 from agent.llm.answers import cited_passage_ids
 from agent.retrieval.products import names_product, product_folder, product_key, product_of
-from agent.detector.classifier import AMBIGUOUS, rules_label
 from agent.steps.grounding import STOPWORDS, tokens
 
 CANDIDATES = 20  # sparse hits per text whose products may be the ones it names
