@@ -6,8 +6,14 @@
 Data: the demo fixture's tune ids (bench/splits/demo_tune.txt, over an index of `disambig
 ingest --demo`); with --train-on-asqa also the ASQA pool dev tune ids
 (bench/splits/asqa_pool_tune.txt, over an index of ../shared/data/corpus/wiki_pool.jsonl with
---chunk-tokens 400). --wiki-index alone scores the ASQA pool test split for the card. Each question's pool is what auto retrieves (hybrid, 15 passages); every whole
-sentence of it is a candidate, labelled 1 when it states a gold short answer of some sense.
+--chunk-tokens 400). --wiki-index alone scores the ASQA pool test split for the card. With
+--manuals-index (an index of the manuals benchmark's tune products alone: bench/manuals.py split
+--split tune) also the manuals fixture's tune split (bench/fixtures/manuals_questions.json; its
+test split is never read here). Each question's pool is what auto retrieves (hybrid, 15 passages;
+over documents read from files, each document's best passages first, `document_pool`); every
+whole sentence (or answer unit of a manual) of it is a candidate, labelled 1 when it states a gold
+short answer of some sense. Over several products' passages each product's are read as a pool of
+their own, as auto scores them (`within_products`).
 A logistic regression (scikit-learn, standardized features, seed-free) learns the weights;
 the threshold is the one whose readings on the demo tune questions (each scored by a model
 that did not see its topic) have the best F0.5 of precision and sense recall (ASQA's gold is per sense too, but its pools are 400-token chunks
@@ -29,10 +35,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.assembly.compose import sense_name  # noqa: E402
+from agent.assembly.products import within_products  # noqa: E402
 from agent.assembly.features import FEATURES  # noqa: E402
 from agent.assembly.selector import MODEL_PATH, SelectorModel, choose, scored_candidates  # noqa: E402
 from agent.context import Context  # noqa: E402
 from agent.evaluation.sentence_metrics import states_any  # noqa: E402
+from agent.retrieval.pool import document_pool  # noqa: E402
 from agent.retrieval.retriever import get_retriever, passage_vectors  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +49,7 @@ SPLITS = ROOT / "bench" / "splits"
 DATA = ROOT / "agent" / "data"
 TUNE_FIXTURE = ROOT / "bench" / "fixtures"  # the tune fixture: tune only, never scored as a test
 TRAINED_TOPICS = SPLITS / "tune_fixture_trained_topics.txt"  # the tune fixture topics the shipped models learned
+MANUALS = ROOT / "bench" / "fixtures" / "manuals_questions.json"
 CORPORA = (DATA / "demo_corpus.jsonl", DATA / "heldout_corpus.jsonl", TUNE_FIXTURE / "tune_corpus.jsonl")
 POOL = 15  # auto's reading pool: 3k with k = 5
 MAX_READINGS = Context().max_readings  # as auto states them
@@ -91,6 +100,15 @@ def tune_fixture_questions(all_topics: bool = False) -> list[dict]:
     return [q for q in fixture_questions("tune_questions.json", None, TUNE_FIXTURE) if topics is None or q["topic"] in topics]
 
 
+def manuals_questions() -> list[dict]:
+    """The manuals fixture's tune split, each sense's short answers (its product names no passage
+    of the demo corpora, so sense recall is read from the answers alone, as for ASQA)."""
+    return [{"id": q["id"], "question": q["question"], "label": "ambiguous" if q["ambiguous"] else "clear",
+             "topic": q["senses"][0]["product"], "fixture": MANUALS.stem,
+             "senses": [s["answers"] for s in q["senses"]], "sense_names": None}
+            for q in json.loads(MANUALS.read_text())["questions"] if q["split"] == "tune"]
+
+
 def asqa_questions(wanted: set[str]) -> list[dict]:
     path = SHARED / "asqa" / "asqa_dev.json"
     if not path.exists():
@@ -126,29 +144,45 @@ MEMOS: dict[str, MemoEmbed] = {}  # one per index, shared by its splits
 
 def pools(questions: list[dict], index_dir: str) -> list[dict]:
     """Each question with its retrieved pool and passage vectors (auto's reading pool)."""
-    retriever = get_retriever(Context(index_dir=index_dir))
+    context = Context(index_dir=index_dir)
+    retriever = get_retriever(context)
     if index_dir not in MEMOS:
         memo_file = Path(tempfile.gettempdir()) / f"selector-embed-{Path(index_dir).name}.pkl"
         MEMOS[index_dir] = MemoEmbed(retriever.embed_queries, memo_file)
     memo = MEMOS[index_dir]
     for q in questions:
-        q["pool"] = retriever.search(q["question"], "hybrid", POOL, depth=20)
+        q["pool"] = document_pool(retriever, q["question"], "hybrid", POOL, depth=20, quota=context.document_quota)
         q["vectors"] = passage_vectors(retriever, q["pool"]) if q["pool"] else []
         q["embed"] = memo
     return questions
 
 
 def rows_and_labels(questions: list[dict], model: SelectorModel | None = None):
-    from agent.assembly.features import feature_rows
     X, y = [], []
     for q in questions:
         golds = [a for sense in q["senses"] for a in sense]
-        found, rows = feature_rows(q["question"], q["pool"], q["embed"], passage_vectors=q["vectors"])
+        found, rows = question_rows(q)
         q["candidates"], q["rows"] = found, rows
         q["labels"] = [states_any(c.sentence, golds) for c in found]
         X.append(rows)
         y += q["labels"]
     return (np.vstack(X) if X else np.zeros((0, len(FEATURES)))), np.asarray(y, dtype=int)
+
+
+def question_rows(q: dict) -> tuple[list, np.ndarray]:
+    """The question's candidates and their feature rows, as auto reads them: one pool, or over
+    several products' passages each product's as a pool of its own."""
+    from agent.assembly.features import feature_rows
+    vectors = dict(zip((p["id"] for p in q["pool"]), q["vectors"]))
+
+    def rows(passages: list[dict]) -> list:
+        found, X = feature_rows(q["question"], passages, q["embed"], passage_vectors=[vectors[p["id"]] for p in passages])
+        return list(zip(found, X))
+
+    grouped = within_products(q["pool"], rows, None)
+    if grouped is None:
+        return feature_rows(q["question"], q["pool"], q["embed"], passage_vectors=q["vectors"])
+    return [c for c, _ in grouped], np.asarray([row for _, row in grouped], dtype=float).reshape(-1, len(FEATURES))
 
 
 def selection_scores(questions: list[dict], model: SelectorModel | None, threshold: float, senses: dict,
@@ -231,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--all-tune-topics", action="store_true",
                         help="train on all the tune fixture's topics, not the shipped models' 8 "
                              "(bench/splits/tune_fixture_trained_topics.txt); the index must hold their passages")
+    parser.add_argument("--manuals-index",
+                        help="index of the manuals benchmark's tune products alone (bench/manuals.py split --split "
+                             "tune): the manuals fixture's tune questions join the training rows")
     parser.add_argument("--train-on-asqa", action="store_true",
                         help="add the ASQA pool tune questions to the training rows (off: on the tune split they "
                              "lowered the demo tune F1; see the card)")
@@ -247,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     tune = pools(fixture_questions("demo_questions.json", ids("demo_tune")), args.demo_index)
     if args.tune_index:
         tune += pools(tune_fixture_questions(args.all_tune_topics), args.tune_index)
+    if args.manuals_index:
+        tune += pools(manuals_questions(), args.manuals_index)
     asqa = bool(args.wiki_index and (SHARED / "asqa").exists())
     if asqa and args.train_on_asqa:
         tune += pools(asqa_questions(ids("asqa_pool_tune")), args.wiki_index)

@@ -29,6 +29,15 @@ def test_the_shipped_selector_reads_this_codes_features():
     assert model.coef.shape == (len(FEATURES),) and 0 < model.threshold < 1
 
 
+def test_a_retrained_selector_is_read_in_place_of_the_shipped_one(tmp_path, monkeypatch):
+    shipped = load_selector(str(MODEL_PATH))
+    SelectorModel(shipped.coef, shipped.intercept, shipped.mean, shipped.scale, 0.42).save(tmp_path / "other.npz")
+    monkeypatch.setenv("DISAMBIG_SELECTOR_MODEL", str(tmp_path / "other.npz"))
+    assert load_selector().threshold == 0.42
+    monkeypatch.delenv("DISAMBIG_SELECTOR_MODEL")
+    assert load_selector().threshold == shipped.threshold
+
+
 def test_a_reading_needs_the_threshold_and_is_not_a_repeat():
     scored = [(candidate(COMPANY, "Hewlett-Packard is an American technology company."), 0.9),
               (candidate({**COMPANY, "id": "c2"}, "Hewlett-Packard is an American technology company founded."), 0.8),

@@ -12,6 +12,8 @@ import re
 import pytest
 
 from agent.app import api
+from agent.assembly.features import candidates
+from agent.assembly.products import within_products
 from agent.context import Context
 from agent.retrieval.pool import document_pool, per_document, user_turns
 from agent.retrieval.products import names_product, product_folder, product_of, title_product
@@ -85,6 +87,15 @@ def test_each_document_adds_its_best_passages_before_any_adds_more():
     assert [p["id"] for p in per_document(ranked, 5, 2)] == ["a#1", "a#2", "b#1", "c#1", "b#2"]
     one_manual = ranked[:4]  # one long document still fills the pool
     assert [p["id"] for p in per_document(one_manual, 3, 1)] == ["a#1", "a#2", "a#3"]
+
+
+def test_each_products_passages_are_scored_as_a_pool_of_their_own():
+    pool = [{"id": f"{product}#{n}", "product": product, "text": f"{product.title()} keeps the file number {n}."}
+            for product, n in [("gzip", 1), ("xz", 1), ("gzip", 2)]]
+    seen = within_products(pool, lambda passages: [(c, [p["id"] for p in passages]) for c in candidates(passages)])
+    assert [(c.passage["id"], group) for c, group in seen] == [
+        ("gzip#1", ["gzip#1", "gzip#2"]), ("xz#1", ["xz#1"]), ("gzip#2", ["gzip#1", "gzip#2"])]
+    assert within_products(pool[::2], lambda passages: []) is None  # one product: one pool
 
 
 def test_a_question_every_manual_answers_gets_a_reading_per_product(scripted, manuals_index):

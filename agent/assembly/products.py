@@ -28,14 +28,22 @@ def product_groups(pool: list[dict]) -> dict[str, list[dict]]:
 def by_product_scores(question: str, pool: list[dict], context: Context) -> list[tuple[Candidate, float]] | None:
     """Every candidate of the pool (in `candidates(pool)` order) scored within its product's
     passages; None when the pool documents fewer than two products (it is scored as one pool)."""
+    return within_products(pool, lambda passages: score_pool(question, passages, context))
+
+
+def within_products(pool: list[dict], score, missing=0.0) -> list[tuple[Candidate, object]] | None:
+    """Every candidate of the pool (in `candidates(pool)` order) with what `score(passages)` (a
+    list of (candidate, value), as `score_pool`'s) gives it within its product's passages, or
+    `missing`; None when the pool documents fewer than two products. The selector's training
+    reads its feature rows this way, as auto scores them."""
     groups = product_groups(pool)
     if len([key for key in groups if key]) < 2:
         return None
-    probability: dict[tuple[str, int], float] = {}
+    value: dict[tuple[str, int], object] = {}
     for passages in groups.values():
-        for candidate, p in score_pool(question, passages, context):
-            probability[(candidate.passage["id"], candidate.position)] = p
-    return [(c, probability.get((c.passage["id"], c.position), 0.0)) for c in candidates(pool)]
+        for candidate, found in score(passages):
+            value[(candidate.passage["id"], candidate.position)] = found
+    return [(c, value.get((c.passage["id"], c.position), missing)) for c in candidates(pool)]
 
 
 def answering_products(question: str, scored: list[tuple[Candidate, float]], context: Context,

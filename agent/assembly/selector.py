@@ -10,6 +10,7 @@ one way gets one reading.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -25,6 +26,9 @@ from agent.retrieval.retriever import get_retriever, passage_vectors, sentence_v
 from agent.steps.grounding import content_tokens, number_words
 
 MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "selector_model.npz"
+# a model to read instead of the shipped one (one `bench/train_selector.py --out` wrote), so a
+# retrained selector is compared through the whole app before it overwrites MODEL_PATH
+MODEL_ENV = "DISAMBIG_SELECTOR_MODEL"
 NEAR_REPEAT = 0.8  # share of a reading's content words already in a chosen one: the same fact again
 RESTATED_WORDS = 4  # an earlier sentence this long said again inside a longer one makes that one a repeat
 SAME_PASSAGE_TEXT = 0.95  # cosine at which two passages are copies (a re-chunked or mirrored page)
@@ -64,8 +68,13 @@ class SelectorModel:
                  threshold=self.threshold, features=np.array(FEATURES))
 
 
+def load_selector(path: str | None = None) -> SelectorModel:
+    """The model at `path`, else $DISAMBIG_SELECTOR_MODEL's, else the shipped one."""
+    return _load_selector(path or os.environ.get(MODEL_ENV) or str(MODEL_PATH))
+
+
 @lru_cache(maxsize=4)
-def load_selector(path: str = str(MODEL_PATH)) -> SelectorModel:
+def _load_selector(path: str) -> SelectorModel:
     """The shipped model (or one from `bench/train_selector.py --out`); its feature list must
     be this code's, or the weights would be read against the wrong columns."""
     data = np.load(path)
