@@ -175,7 +175,8 @@ def test_follow_up_is_rewritten_before_the_method_and_history_is_kept(session, s
     events, _ = drain(session.send("And the car?"))
     result = events[-1]["result"]
     assert {"event": "rewrite", "question": "What is a jaguar, the car?"} in events
-    assert {"event": "ambiguity", "label": "ambiguous", "rewrite": True, "skipped": None} in events
+    assert {"event": "ambiguity", "label": "ambiguous", "rewrite": True, "skipped": None, "product": None,
+            "named_product": False} in events  # a follow-up about no product's documents
     assert result["decision"]["chat"]["original_query"] == "And the car?"
     assert result["decision"]["chat"]["query"] == "What is a jaguar, the car?"
     rewrite_prompt = next(c["text"] for c in scripted.calls if REWRITE_MARKER in c["text"])

@@ -215,10 +215,25 @@ def load_manuals(path: str | Path) -> list[Example]:
 
 
 def load_conversations(path: str | Path) -> list[Example]:
-    """Labelled multi-turn conversations (bench/fixtures/manuals_conversations.json)."""
-    from agent.evaluation.multi_turn import load_conversations as load
-
-    return load(path)
+    """Labelled multi-turn conversations (bench/fixtures/manuals_conversations.json, run turn by
+    turn by agent/evaluation/multi_turn.py), {"conversations": [{id, split, kind, turns: [{question,
+    product, answers, rewrite, kind}]}]}: one Example per conversation, its first question as `question`, its last turn's answers as
+    its QA pair (what the conversation ends on), the turns in `turns`."""
+    data = _read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("conversations"), list):
+        raise InputError(f"{path}: a conversations file holds {{\"conversations\": [...]}}")
+    examples = []
+    for item in data["conversations"]:
+        turns = item.get("turns") or []
+        if len(turns) < 2 or not all(t.get("question") and t.get("product") for t in turns):
+            raise InputError(f"{path}: conversation {item.get('id')} needs two or more turns with question and product")
+        last = turns[-1]
+        examples.append(Example(
+            id=str(item["id"]), question=turns[0]["question"], split=item.get("split"), turns=turns,
+            qa_pairs=[{"question": last.get("rewrite") or last["question"], "short_answers": list(last["answers"]),
+                       "sense": last["product"]}],
+        ))
+    return examples
 
 
 def _corpus_senses(questions: Path) -> dict[str, str]:

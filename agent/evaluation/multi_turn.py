@@ -13,33 +13,11 @@ from __future__ import annotations
 
 import time
 
-from agent.evaluation.datasets import Example, _read_json
+from agent.evaluation.datasets import Example
 from agent.evaluation.metrics import normalize_answer, remove_citations, percentile
-from agent.errors import InputError
 from agent.retrieval.products import names_product, product_key
 
 FOLLOW_UP_KINDS = ("implicit", "switch", "clear")
-
-
-def load_conversations(path) -> list[Example]:
-    """{"conversations": [{id, split, kind, turns: [{question, product, answers, rewrite, kind}]}]}:
-    one Example per conversation, its first question as `question`, its last turn's answers as
-    its QA pair (what the conversation ends on), the turns in `turns`."""
-    data = _read_json(path)
-    if not isinstance(data, dict) or not isinstance(data.get("conversations"), list):
-        raise InputError(f"{path}: a conversations file holds {{\"conversations\": [...]}}")
-    examples = []
-    for item in data["conversations"]:
-        turns = item.get("turns") or []
-        if len(turns) < 2 or not all(t.get("question") and t.get("product") for t in turns):
-            raise InputError(f"{path}: conversation {item.get('id')} needs two or more turns with question and product")
-        last = turns[-1]
-        examples.append(Example(
-            id=str(item["id"]), question=turns[0]["question"], split=item.get("split"), turns=turns,
-            qa_pairs=[{"question": last.get("rewrite") or last["question"], "short_answers": list(last["answers"]),
-                       "sense": last["product"]}],
-        ))
-    return examples
 
 
 def same_product(name: str | None, label: str) -> bool:
