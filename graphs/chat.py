@@ -152,6 +152,12 @@ def settled(product: str | None, options: list[dict]) -> bool:
     return bool(product) and len(options) == 1 and product_key(options[0].get("product") or "") == product_key(product)
 
 
+def by_products(options: list[dict]) -> bool:
+    """Two or more options, each a different product's."""
+    keys = [product_key(o.get("product") or "") for o in options]
+    return len(options) >= 2 and all(keys) and len(set(keys)) == len(keys)
+
+
 @tracked
 def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     """Answer the query with the configured method, relaying its events; offer options when asking."""
@@ -171,6 +177,11 @@ def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     verdict = decide(context.clarify_policy, signals, asked=state.get("asks") or 0,
                      max_asks=context.max_clarifications, threshold=context.clarify_threshold,
                      confirm_threshold=1.0 if settled(turn_product, options) else context.confirm_threshold)
+    among = (state.get("decision") or {}).get("product_among")  # "it" after an answer for several products
+    if among and not verdict["ask"] and by_products(options) and context.clarify_policy != "never" \
+            and not state.get("asks"):
+        verdict = {**verdict, "ask": True, "reason": f"'it' may be any of {', '.join(among)}, which the last answer "
+                                                     "spoke for: asking which product"}
     asking = verdict["ask"]
     emit({"event": "interpretations_found", "count": len(interpretations), "grounded": len(options),
           "questions": [item["question"] for item in interpretations], "asking": asking, "reason": verdict["reason"]})

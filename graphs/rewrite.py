@@ -151,15 +151,16 @@ def product_update(state: RewriteState, context: RewriteContext, question: str, 
     found = follow_up.resolve_product(
         question, follow_up.unclear(question, decision.get("ambiguity")), thread_product=thread,
         previous_query=state.get("query"), user_turns=turns, products=products,
-        unnamed=context.resolve_product == "unnamed")
+        unnamed=context.resolve_product == "unnamed", answered=follow_up.answer_products(state) if turns else [])
     decision.update(product=found["product"], product_source=found["product_source"],
                     needs_rewrite=decision["needs_rewrite"] and found["unsure"],
-                    product_seconds=round(time.perf_counter() - started, 4))
+                    product_seconds=round(time.perf_counter() - started, 4),
+                    **({"product_among": found["among"]} if found.get("among") else {}))
     if found["query"] != question:
         decision.update(rewrite=found["query"], rewritten=True, rewrite_source="product")
     if found["product"]:
         emit({"event": "product", "product": found["product"], "source": found["product_source"],
-              "question": found["query"]})
+              "question": found["query"], "rewritten": found["query"] != question})
     return {"query": found["query"], "product": found["product"] or thread}
 
 

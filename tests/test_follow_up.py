@@ -227,3 +227,19 @@ def test_the_rewrite_graph_carries_the_product_on_its_thread(scripted, tools_ind
     assert second["decision"]["rewrite"]["query"] == "Where does Brimstat keep its settings?"
     assert second["answer"] == "Where does Brimstat keep its settings?"  # what went downstream
     assert not [call for call in scripted.calls if "Latest message:" in call["text"]]  # no model rewrite
+
+
+def test_it_after_an_answer_for_several_products_is_asked_by_product(scripted, tools_index):
+    from agent.app.conversation import ChatSession
+
+    saver = InMemorySaver()
+    settings = {"model": "scripted", "index_dir": tools_index, "budget": "instant"}
+    first, _ = turn(ChatSession(saver, "several", {**settings, "clarify_policy": "never"}), "How do I install it?")
+    assert all(command in first["result"]["answer"] for _, _, command, _ in TOOLS)  # every product answered
+    session = ChatSession(saver, "several", {**settings, "clarify_policy": "gated"})
+    asked, _ = turn(session, "Where does it keep its settings?")
+    assert asked["event"] == "clarification" and sorted(o["product"] for o in asked["options"]) == sorted(PRODUCTS)
+    answered, _ = turn(session, choice="Brimstat")
+    assert "brim.json" in answered["result"]["answer"]
+    assert session.graph.get_state(session.config).values["product"] == "Brimstat" and not scripted.calls
+    assert resolve("How do I make it quiet?", turns=["How do I install it?"], answered=PRODUCTS)["among"] == PRODUCTS

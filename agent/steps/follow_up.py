@@ -60,11 +60,16 @@ def named_in(text: str, products: list[str]) -> list[str]:
     return [name for name in products if names_product(text, name)]
 
 
-def answer_product(state: dict) -> str | None:
-    """The one product the answer cites, or None when it cites none or several."""
+def answer_products(state: dict) -> list[str]:
+    """The products the answer cites."""
     passages = state.get("passages") or []
     cited = set(cited_passage_ids(state.get("answer") or "", state.get("interpretations") or [], passages))
-    found = products_of([p for p in passages if p["id"] in cited])
+    return products_of([p for p in passages if p["id"] in cited])
+
+
+def answer_product(state: dict) -> str | None:
+    """The one product the answer cites, or None when it cites none or several."""
+    found = answer_products(state)
     return found[0] if len(found) == 1 else None
 
 
@@ -113,13 +118,16 @@ def conversation_product(thread_product: str | None, user_turns: list[str], prod
 
 
 def resolve_product(question: str, ambiguous: bool, *, thread_product: str | None, previous_query: str | None,
-                    user_turns: list[str], products: list[str], unnamed: bool = False) -> dict:
+                    user_turns: list[str], products: list[str], unnamed: bool = False,
+                    answered: list[str] = ()) -> dict:
     """The turn's product and the query that goes downstream, with no model call.
 
-    {"product", "product_source" (named | thread | earlier turn | None), "query", "unsure"}:
+    {"product", "product_source" (named | thread | earlier turn | None), "query", "unsure", "among"}:
     a message naming one product is about it (one that says nothing else re-asks the previous
     question of it); an ambiguous message naming none is about the conversation's product and
-    is rewritten to name it (`unnamed`: a clear one too); `unsure` when the model should rewrite."""
+    is rewritten to name it (`unnamed`: a clear one too). Where the last answer spoke for several
+    products (`answered`) and nothing else decides, "it" is one of them: `among` lists them for
+    the person to choose, since a model could only guess. `unsure` when the model should rewrite."""
     named = named_in(question, products)
     if len(named) > 1 and thread_product:  # "c8 coverage" in a c8 thread: the thread's product, named again
         named = [name for name in named if product_key(name) == product_key(thread_product)] or named
@@ -130,6 +138,8 @@ def resolve_product(question: str, ambiguous: bool, *, thread_product: str | Non
         return {"product": product, "product_source": "named", "query": query, "unsure": False}
     if named or not (ambiguous or unnamed) or not (user_turns or thread_product):
         return {"product": None, "product_source": None, "query": question, "unsure": ambiguous}
+    if not thread_product and len(answered) > 1:  # the last answer spoke for several: ask which
+        return {"product": None, "product_source": None, "query": question, "unsure": False, "among": list(answered)}
     product, source = conversation_product(thread_product, user_turns, products)
     if product is None:
         return {"product": None, "product_source": None, "query": question, "unsure": ambiguous}
