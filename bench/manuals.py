@@ -8,8 +8,8 @@ bench/fixtures/manuals_questions.json (scored by bench/documents_questions.py).
         --index DIR/index
     .venv/bin/python bench/documents_questions.py --fixture bench/fixtures/manuals_questions.json \\
         --index DIR/index --split test --budget instant
-    .venv/bin/disambig ingest $(.venv/bin/python bench/manuals.py split --split test --work DIR) \\
-        --index DIR/index-test                                  # the test products alone (or tune)
+    .venv/bin/python bench/manuals.py split --split test --work DIR   # the test products alone (or tune)
+    .venv/bin/disambig ingest DIR/test/* --index DIR/index-test
 
 `corpus` installs the Debian packages in DEBIAN (pinned; it needs root and Debian 12), downloads
 the PyPI sdists in PYPI and the npm packages in NPM into DIR/downloads, and lays out each
