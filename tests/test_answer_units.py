@@ -65,6 +65,12 @@ def units_of(passages: list[dict]) -> list[str]:
     return [unit for passage in passages for unit in passage_sentences(passage)]
 
 
+def html_units(tmp_path, body: str) -> list[str]:
+    """The units of a one-page HTML manual titled Tool whose main part is `body`."""
+    page = f"<html><body><main><h1>Tool</h1>{body}</main></body></html>".encode()
+    return units_of(passages_of(tmp_path, "tool.html", page))
+
+
 def test_a_lead_in_and_its_code_block_are_one_unit_kept_whole_and_shown_as_code(tmp_path):
     passages = passages_of(tmp_path, "widget.md", MANUAL)
     code = next(p for p in passages if p["kind"] == "code")
@@ -97,10 +103,9 @@ def test_each_list_item_is_a_unit_and_a_definition_list_reads_as_options(tmp_pat
     assert "Install a C compiler with your package manager." in units
     assert "Make sure GNU make is on the PATH." in units
     assert not any("check these" in unit for unit in units)  # a lead-in alone is no unit
-    page = (b"<html><body><main><h1>Tool</h1><h2>Options</h2><p>The options are:</p><dl>"
-            b"<dt>--quiet</dt><dd>Print nothing but the errors.</dd><dt>--color</dt><dd>Colour the output.</dd>"
-            b"</dl></main></body></html>")
-    assert units_of(passages_of(tmp_path, "tool.html", page)) == ["`--quiet` — Print nothing but the errors.",
+    page = ("<h2>Options</h2><p>The options are:</p><dl><dt>--quiet</dt><dd>Print nothing but the errors.</dd>"
+            "<dt>--color</dt><dd>Colour the output.</dd></dl>")
+    assert html_units(tmp_path, page) == ["`--quiet` — Print nothing but the errors.",
                                                                  "`--color` — Colour the output."]
 
 
@@ -148,10 +153,9 @@ def test_alt_text_headings_and_captions_are_never_glued_into_a_sentence(tmp_path
         "```\nsudo apt install controller-tools\n```",
         "Then check that the version it prints matches the release notes of the package you installed.",
     ]
-    page = (b"<html><body><main><h1>Tool</h1><p>The tool reads one file at a time.</p><figure><img src='a.png' "
-            b"alt='Data flow'><figcaption>Figure 2 The data flow</figcaption></figure><h2>Use</h2>"
-            b"<p>It writes the result next to the input.</p></main></body></html>")
-    assert units_of(passages_of(tmp_path, "tool.html", page)) == ["The tool reads one file at a time.",
+    page = ("<p>The tool reads one file at a time.</p><figure><img src='a.png' alt='Data flow'><figcaption>Figure 2 "
+            "The data flow</figcaption></figure><h2>Use</h2><p>It writes the result next to the input.</p>")
+    assert html_units(tmp_path, page) == ["The tool reads one file at a time.",
                                                                  "It writes the result next to the input."]
 
 
