@@ -16,7 +16,8 @@ from agent.assembly.text import answer_units, said_words
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.gaps import gap_notes
 from agent.assembly.judge import judged_scores
-from agent.assembly.selector import (choose, how_preference, load_mix, load_selector, reader_floor, score_pool,
+from agent.assembly.product_gate import one_product_answer, product_answers
+from agent.assembly.selector import (choose, how_preference, load_mix, load_selector, reader_floor, restates, score_pool,
                                      under_floor, vetoed, written_probabilities)
 from agent.context import Context
 from agent.documents.citation import location
@@ -69,14 +70,16 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
     limit = context.max_readings if limit is None else limit
     if not pool or limit <= 0:
         return [], list(top)
-    scored = scored if scored is not None else score_pool(question, pool, context)
-    threshold = _threshold(context, ambiguous) if threshold is None else threshold
-    if context.reading_scorer == "reader" and not last_resort:
-        scored = vetoed(question, scored, reader_floor(context), threshold)
-    chosen = choose(scored, threshold, limit, skip_ids,
-                    said=[said_words(s) for s in said],
-                    sense_of=sense_name if context.reading_scorer == "reader" else None,
-                    prefer=how_preference(question))
+    chosen = product_readings(question, pool, context, ambiguous, limit, skip_ids, said)
+    if chosen is None:
+        scored = scored if scored is not None else score_pool(question, pool, context)
+        threshold = _threshold(context, ambiguous) if threshold is None else threshold
+        if context.reading_scorer == "reader" and not last_resort:
+            scored = vetoed(question, scored, reader_floor(context), threshold)
+        chosen = choose(scored, threshold, limit, skip_ids,
+                        said=[said_words(s) for s in said],
+                        sense_of=sense_name if context.reading_scorer == "reader" else None,
+                        prefer=how_preference(question))
     readings, passages = stated_readings(question, chosen, top, ambiguous, verdicts)
     # as the user reads them, with each sense named, two readings can say one fact again
     # ("For John Derek, he also appeared as Joshua in The Ten Commandments (1956)" after the
@@ -89,6 +92,27 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
     if len(unrepeated) < len(chosen):
         readings, passages = stated_readings(question, unrepeated, top, ambiguous, verdicts)
     return readings, passages
+
+
+def product_readings(question: str, pool: list[dict], context: Context, ambiguous: bool, limit: int,
+                     skip_ids: set[str] = frozenset(), said: list[str] = ()) -> list[tuple[Candidate, float]] | None:
+    """Over manuals (agent/assembly/product_gate.py): over several products', the answering
+    products' best units, the surest first; a clear question over one product's, its best unit;
+    less those already cited (`skip_ids`) or said. None otherwise (the selector's readings)."""
+    answering = product_answers(question, pool, context)
+    if answering is None and not ambiguous:
+        answering = one_product_answer(question, pool, context)
+    if answering is None:
+        return None
+    stated = [said_words(s) for s in said]
+    chosen = []
+    for candidate, p in answering:
+        words = said_words(candidate.sentence)
+        if candidate.passage["id"] in skip_ids or any(restates(words, earlier) for earlier in stated):
+            continue
+        chosen.append((candidate, p))
+        stated.append(words)
+    return chosen[:limit]
 
 
 def stated_readings(question: str, chosen: list[tuple[Candidate, float]], top: list[dict], ambiguous: bool,

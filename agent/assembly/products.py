@@ -4,15 +4,14 @@ products.py), each product is a sense of the question, the strongest grouping si
 The selector's features compare a sentence with the pool's best (rank, cosine gap), so over
 three manuals the install sentence of the first-ranked one scores high and the others' low,
 though each answers for its product. Scoring each product's passages as a pool of their own
-reads every product's sentences as if the question had named it; a product *answers* when one
-of its sentences then clears the readings' threshold (and the reader's veto).
+reads every product's sentences as if the question had named it. Which products answer, and
+with which unit, is agent/assembly/product_gate.py's.
 """
 
 from __future__ import annotations
 
 from agent.assembly.features import Candidate, candidates
-from agent.assembly.selector import reader_floor, score_pool, vetoed, whole
-from agent.assembly.text import markup_residue, table_residue
+from agent.assembly.selector import score_pool
 from agent.context import Context
 from agent.retrieval.products import product_key
 
@@ -44,19 +43,3 @@ def within_products(pool: list[dict], score, missing=0.0) -> list[tuple[Candidat
         for candidate, found in score(passages):
             value[(candidate.passage["id"], candidate.position)] = found
     return [(c, value.get((c.passage["id"], c.position), missing)) for c in candidates(pool)]
-
-
-def answering_products(question: str, scored: list[tuple[Candidate, float]], context: Context,
-                       threshold: float) -> list[str]:
-    """The products with a readable sentence at or over `threshold` that the reader does not
-    reject (as a reading needs), the surest first."""
-    if context.reading_scorer == "reader":
-        scored = vetoed(question, scored, reader_floor(context), threshold)
-    best: dict[str, tuple[float, str]] = {}
-    for candidate, p in scored:
-        product = candidate.passage.get("product")
-        readable = whole(candidate.sentence) and not table_residue(candidate.sentence) \
-            and not markup_residue(candidate.sentence)
-        if product and readable and p >= threshold and p > best.get(product_key(product), (-1.0, ""))[0]:
-            best[product_key(product)] = (p, product)
-    return [name for _, name in sorted(best.values(), key=lambda item: -item[0])]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from agent.documents.model import KINDS
+from agent.steps.grounding import stem
 from agent.steps.interpretations import sentences
 
 FENCE = "```"
@@ -175,6 +176,27 @@ def unit_prose(unit: str) -> str:
 def asks_how(question: str) -> bool:
     """Whether the question asks how to do something (not how a thing works)."""
     return bool(HOW_TO.match(question))
+
+
+# an option's name at the head of its row or item ("-k --keep Keep ...", "`-v, --verbose` — ...")
+_FLAG = re.compile(r"(?<![\w-])-{1,2}([A-Za-z][\w-]*)")
+OPTION_HEAD = 60  # characters of a unit without " — " that may hold its option names
+
+
+def option_words(unit: str) -> set[str]:
+    """The words of the option names a unit opens with ("--no-name" -> {"name"}), stemmed; words
+    of two letters or fewer say nothing ("-k")."""
+    head = unit.split(" — ")[0] if " — " in unit else unit[:OPTION_HEAD]
+    return {stem(word.lower()) for name in _FLAG.findall(head.replace("`", ""))
+            for word in re.split(r"[-_]", name) if len(word) > 2}
+
+
+def names_asked(unit: str, asked: set[str]) -> bool:
+    """Whether an option the unit documents is named by a word of the question (`asked`: its
+    content words, stemmed): "--keep" for "How do I keep the original file?". Over the manuals'
+    tune products, a product's unit preferred so is the labelled one more often than the reader's
+    first alone (bench/train_product_gate.py's card)."""
+    return bool(option_words(unit) & asked)
 
 
 def says_how(passage: dict, unit: str) -> bool:

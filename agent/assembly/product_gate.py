@@ -1,0 +1,156 @@
+"""Which products answer, and with which unit: the readings of a pool over several products' manuals.
+
+The selector and the reader learned from encyclopedia sentences, and their one threshold does not
+carry to manuals: an option's row ("`-k, --keep` — keep the input files") is scored under it for
+one product and over it for the next. Over manuals the decision splits in two, each learned or
+measured on the manuals' tune products (`bench/train_product_gate.py`; card:
+agent/data/product_gate_card.md):
+
+- *which unit speaks for a product*: a unit whose option a word of the question names ("--keep"
+  for "keep the original file"), else the one the reader ranks first among the product's units
+  (on the tune products the reader's first is the labelled unit more often than the selector's,
+  the mix's or the words shared with the question, and the named option more often still);
+- *whether the product answers at all*: a logistic regression over product-level signals (how
+  sure the reader is of that unit, the best mixed probability of the product's units, where the
+  product's first passage ranks among the products', how many passages it brought, the share of
+  the question's words the unit says), with one threshold.
+
+A pool of one product's documents, or of records without documents, never comes here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from agent.assembly.features import Candidate
+from agent.assembly.products import product_groups
+from agent.assembly.selector import NOT_READ, mixed_scores, scored_parts, whole
+from agent.assembly.text import markup_residue, table_residue
+from agent.assembly.units import names_asked, unit_prose
+from agent.context import Context
+from agent.documents.citation import location
+from agent.steps.grounding import content_tokens
+
+MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "product_gate.npz"
+FEATURES = ("reader_logit", "best_mixed_logit", "product_rank", "passages", "question_words_said")
+
+
+@dataclass(frozen=True)
+class ProductGate:
+    coef: np.ndarray
+    intercept: float
+    mean: np.ndarray
+    scale: np.ndarray
+    threshold: float
+
+    def probabilities(self, rows: np.ndarray) -> np.ndarray:
+        if not len(rows):
+            return np.zeros(0)
+        z = ((np.asarray(rows, dtype=float) - self.mean) / self.scale) @ self.coef + self.intercept
+        return 1.0 / (1.0 + np.exp(-z))
+
+    def save(self, path: Path) -> None:
+        np.savez(path, coef=self.coef, intercept=self.intercept, mean=self.mean, scale=self.scale,
+                 threshold=self.threshold, features=np.array(FEATURES))
+
+
+@lru_cache(maxsize=2)
+def load_product_gate(path: str = str(MODEL_PATH)) -> ProductGate:
+    """The shipped gate; its feature list must be this code's, or the weights read the wrong columns."""
+    with np.load(path) as data:
+        if tuple(str(f) for f in data["features"]) != FEATURES:
+            raise ValueError(f"product gate {path} was trained on other features; retrain with "
+                             "bench/train_product_gate.py")
+        return ProductGate(coef=data["coef"], intercept=float(data["intercept"]), mean=data["mean"],
+                           scale=data["scale"], threshold=float(data["threshold"]))
+
+
+@dataclass(frozen=True)
+class ProductCandidate:
+    """A product's best unit and what the gate reads about the product."""
+
+    product: str
+    candidate: Candidate
+    features: tuple[float, ...]
+
+
+def _logit(p: float) -> float:
+    p = min(max(float(p), 1e-4), 1 - 1e-4)
+    return float(np.log(p / (1 - p)))
+
+
+def readable(candidate: Candidate) -> bool:
+    """A unit a reading may state: whole, no table residue, no markup."""
+    return whole(candidate.sentence) and not table_residue(candidate.sentence) \
+        and not markup_residue(candidate.sentence)
+
+
+def product_candidates(question: str, pool: list[dict], context: Context) -> list[ProductCandidate] | None:
+    """Each product of the pool with its best unit (`best_unit`) and the gate's features, products
+    in the order their first passage ranks; None when the pool documents fewer than two products
+    (it is read as one pool)."""
+    groups = {key: passages for key, passages in product_groups(pool).items() if key}
+    if len(groups) < 2:
+        return None
+    asked = set(content_tokens(question))
+    found = []
+    for rank, passages in enumerate(groups.values()):
+        best = best_unit(question, passages, context)
+        if best is not None:
+            candidate, reader, mixed = best
+            said = set(content_tokens(unit_prose(candidate.sentence)))
+            features = (_logit(reader), _logit(mixed), float(rank), float(len(passages)),
+                        len(asked & said) / max(len(asked), 1))
+            found.append(ProductCandidate(passages[0]["product"], candidate, features))
+    return found
+
+
+def best_unit(question: str, passages: list[dict], context: Context) -> tuple[Candidate, float, float] | None:
+    """(the unit that speaks for these passages, the reader's probability of it, the best mixed
+    probability among them): a readable unit whose option the question names first, then the
+    reader's first; None when none is readable."""
+    asked = set(content_tokens(question))
+    logistic, reader = scored_parts(question, passages, context)
+    if reader is None:  # the logistic scorer alone: its probability stands for the reader's
+        reader = [p for _, p in logistic]
+    mixed = [p for _, p in (mixed_scores(logistic, reader) if context.reading_scorer == "reader" else logistic)]
+    units = [i for i, (c, _) in enumerate(logistic) if readable(c) and reader[i] > NOT_READ]
+    if not units:
+        return None
+    best = max(units, key=lambda i: (names_asked(logistic[i][0].sentence, asked), reader[i], mixed[i]))
+    return logistic[best][0], reader[best], max(mixed[i] for i in units)
+
+
+def product_answers(question: str, pool: list[dict], context: Context,
+                    gate: ProductGate | None = None) -> list[tuple[Candidate, float]] | None:
+    """The products that answer, each as (its best unit, the gate's probability), the surest
+    first; None when the pool documents fewer than two products."""
+    found = product_candidates(question, pool, context)
+    if found is None:
+        return None
+    gate = gate or load_product_gate()
+    probabilities = gate.probabilities(np.array([f.features for f in found]))
+    kept = [(f.candidate, float(p)) for f, p in zip(found, probabilities) if p >= gate.threshold]
+    return sorted(kept, key=lambda item: -item[1])
+
+
+# the reader's probability at which a clear question's one manual unit is stated: picked on the
+# manuals' tune split (bench/train_product_gate.py's card), under the reader's own threshold,
+# which it learned on encyclopedia sentences and rarely gives an option's row
+ONE_PRODUCT_FLOOR = 0.2
+
+
+def one_product_answer(question: str, pool: list[dict], context: Context) -> list[tuple[Candidate, float]] | None:
+    """A clear question over one product's manuals: its best unit (`best_unit`) when the reader
+    gives it ONE_PRODUCT_FLOOR or more, else nothing; None when the pool is not manuals (records
+    without documents), or documents several products."""
+    if not pool or not all(location(p).get("document") for p in pool):
+        return None
+    if len([key for key in product_groups(pool) if key]) >= 2:
+        return None
+    best = best_unit(question, pool, context)
+    return [(best[0], best[1])] if best is not None and best[1] >= ONE_PRODUCT_FLOOR else []

@@ -1,0 +1,138 @@
+"""Train the product gate on the manuals benchmark's tune products; write the model and its card.
+
+    .venv/bin/python bench/train_product_gate.py --manuals-index DIR \
+        [--out agent/data/product_gate.npz] [--card agent/data/product_gate_card.md]
+
+DIR is an index of the tune products alone (`bench/manuals.py split --split tune`, then
+`disambig ingest WORK/tune/* --index DIR`); the fixture's test split is never read here. Each tune
+question's pool is auto's (`bench/train_selector.py`'s `pools`: hybrid, 15 passages, each
+document's best first); where it documents two or more products, each product is one row
+(agent/assembly/product_gate.py's features of its best unit), labelled 1 when the product is a
+labelled sense of the question. A logistic regression (standardized features) learns the weights;
+the threshold is the one whose readings, each question scored by a model that did not see it
+(leave one question out), have the best F0.5 of reading precision and sense recall: a reading is
+precise when its unit states a short answer of its product's sense.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from agent.assembly.product_gate import FEATURES, MODEL_PATH, ProductGate, product_candidates  # noqa: E402
+from agent.context import Context  # noqa: E402
+from agent.evaluation.sentence_metrics import states_any  # noqa: E402
+from train_selector import MANUALS, fit_logistic, pools  # noqa: E402
+
+CARD = MODEL_PATH.parent / "product_gate_card.md"
+GRID = [round(t, 2) for t in np.arange(0.1, 0.91, 0.05)]
+
+
+def sense_of(passage: dict, question: dict) -> dict | None:
+    document = str(passage.get("document") or passage["id"])
+    return next((s for s in question["senses"] if any(document.startswith(d) for d in s["documents"])), None)
+
+
+def product_rows(index: str) -> list[dict]:
+    """One row per (tune question, product of its pool), for pools of two or more products."""
+    questions = [q for q in json.loads(MANUALS.read_text())["questions"] if q["split"] == "tune"]
+    items = pools([{"id": q["id"], "question": q["question"], "fixture": q} for q in questions], index)
+    context = Context(index_dir=index)
+    rows = []
+    for item in items:
+        question = item["fixture"]
+        for found in product_candidates(question["question"], item["pool"], context) or []:
+            sense = sense_of(found.candidate.passage, question)
+            rows.append({"question": question["id"], "senses": len(question["senses"]), "features": found.features,
+                         "label": int(sense is not None),
+                         "precise": bool(sense) and states_any(found.candidate.sentence, sense["answers"])})
+    return rows
+
+
+def fit(rows: list[dict], threshold: float = 0.5) -> ProductGate:
+    X = np.array([r["features"] for r in rows], dtype=float)
+    y = np.array([r["label"] for r in rows])
+    coef, intercept, mean, scale = fit_logistic(X, y)
+    return ProductGate(coef=coef, intercept=intercept, mean=mean, scale=scale, threshold=threshold)
+
+
+def leave_one_question_out(rows: list[dict]) -> np.ndarray:
+    probabilities = np.zeros(len(rows))
+    for question in sorted({r["question"] for r in rows}):
+        held = [i for i, r in enumerate(rows) if r["question"] == question]
+        model = fit([r for r in rows if r["question"] != question])
+        probabilities[held] = model.probabilities(np.array([rows[i]["features"] for i in held]))
+    return probabilities
+
+
+def scores_at(rows: list[dict], probabilities: np.ndarray, threshold: float) -> dict:
+    stated = [r for r, p in zip(rows, probabilities) if p >= threshold]
+    senses = sum({r["question"]: r["senses"] for r in rows}.values())
+    precise = sum(r["precise"] for r in stated)
+    return {"threshold": threshold, "readings_per_q": len(stated) / len({r["question"] for r in rows}),
+            "precision": precise / len(stated) if stated else 0.0, "sense_recall": precise / senses,
+            "right_product": sum(r["label"] for r in stated) / len(stated) if stated else 0.0}
+
+
+def f_half(row: dict) -> float:
+    p, r = row["precision"], row["sense_recall"]
+    return 1.25 * p * r / (0.25 * p + r) if p + r else 0.0
+
+
+def card(model: ProductGate, rows: list[dict], table: list[dict], command: str) -> str:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    lines = [
+        "# Product gate card", "",
+        "Which products of a pool over several manuals answer the question (agent/assembly/product_gate.py).",
+        f"Trained {datetime.date.today()} at commit `{commit}` by `{command}` on the manuals benchmark's tune",
+        f"products (bench/fixtures/manuals_questions.json, split tune): {len(rows)} product rows from "
+        f"{len({r['question'] for r in rows})} questions whose pool documents two or more products, "
+        f"{sum(r['label'] for r in rows)} of them a labelled sense. The test products were never read.", "",
+        "| feature | weight (standardized) |", "| --- | ---: |",
+        *[f"| {name} | {weight:+.2f} |" for name, weight in zip(FEATURES, model.coef)],
+        f"| intercept | {model.intercept:+.2f} |", "",
+        f"Threshold {model.threshold:.2f}: the best F0.5 of reading precision and sense recall, each question",
+        "scored by a model fitted without it (a reading: a product's best unit by the reader; precise when",
+        "it states a short answer of that product's sense).", "",
+        "| threshold | readings/q | precision | sense recall | right product |", "| ---: | ---: | ---: | ---: | ---: |",
+        *[f"| {r['threshold']:.2f} | {r['readings_per_q']:.2f} | {r['precision']:.3f} | {r['sense_recall']:.3f} | "
+          f"{r['right_product']:.3f} |" for r in table], "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--manuals-index", required=True, help="index of the manuals benchmark's tune products alone")
+    parser.add_argument("--out", default=str(MODEL_PATH))
+    parser.add_argument("--card", default=str(CARD))
+    args = parser.parse_args(argv)
+    rows = product_rows(args.manuals_index)
+    if not rows or len({r["label"] for r in rows}) < 2:
+        print("no pool of two or more products with both labels: is the index the tune products'?", file=sys.stderr)
+        return 1
+    probabilities = leave_one_question_out(rows)
+    table = [scores_at(rows, probabilities, t) for t in GRID]
+    best = max(table, key=lambda row: (round(f_half(row), 3), row["threshold"]))
+    model = fit(rows, best["threshold"])
+    model.save(Path(args.out))
+    command = "bench/train_product_gate.py --manuals-index TUNE_INDEX"
+    Path(args.card).write_text(card(model, rows, table, command))
+    for row in table:
+        print(f"{row['threshold']:.2f} readings/q {row['readings_per_q']:.2f} precision {row['precision']:.3f} "
+              f"recall {row['sense_recall']:.3f} right product {row['right_product']:.3f}")
+    print(f"threshold {model.threshold:.2f}; wrote {args.out} and {args.card}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,100 @@
+"""The product gate over manuals: which products answer and which unit speaks for each.
+
+Two invented compressors' Markdown manuals, each with a paragraph that describes what happens to
+the input file and an options list whose row names the option that keeps it. Through the real
+auto graph (instant: no model) each product's reading is its option's row, named after the
+product; a clear question naming one product gets that product's row; the gate keeps only the
+products its probability passes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agent.app import api
+from agent.assembly.product_gate import FEATURES, ProductGate, load_product_gate, product_answers, product_candidates
+from agent.assembly.units import names_asked, option_words
+from agent.context import Context
+from agent.retrieval.pool import document_pool
+from agent.retrieval.retriever import get_retriever
+from agent.steps.grounding import content_tokens
+
+# (folder, title, name, its keep option's row, its describing sentence)
+MANUALS = [
+    ("zipfrog", "Zipfrog Manual", "Zipfrog", "`-k`, `--keep`: Keep the input files after compressing them.",
+     "By default, Zipfrog deletes each input file once its compressed copy is written and verified."),
+    ("squashly", "Squashly Reference", "Squashly", "`-K`, `--keep-source`: Do not remove the source file when done.",
+     "Squashly replaces every file it compresses with the compressed file and removes the original."),
+]
+QUESTION = "How do I keep the original file when compressing?"
+
+
+def manual(title: str, name: str, row: str, describes: str) -> str:
+    return (f"# {title}\n\n{name} is a small compressor for the command line.\n\n## Description\n\n"
+            f"{describes} It reads files named on the command line or standard input.\n\n## Options\n\n"
+            f"- `-v`, `--verbose`: Print the name and ratio of each file.\n- {row}\n"
+            f"- `-1` to `-9`: Set the compression level, from fastest to smallest.\n\n"
+            f"## Exit status\n\n{name} exits with status 0 on success and 1 on any error.\n")
+
+
+@pytest.fixture(scope="module")
+def option_manuals(tmp_path_factory) -> str:
+    from agent.retrieval.corpus import ReadReport, read_passages
+    from agent.retrieval.index import IndexStore, ingest
+
+    root = tmp_path_factory.mktemp("option-manuals")
+    for folder, *fields in MANUALS:
+        (root / folder).mkdir()
+        (root / folder / "README.md").write_text(manual(*fields))
+    path = tmp_path_factory.mktemp("option-manuals-index")
+    ingest(IndexStore(str(path), create=True), read_passages([str(root)], ReadReport()))
+    return str(path)
+
+
+def test_an_option_named_by_a_word_of_the_question_is_recognised():
+    asked = set(content_tokens(QUESTION))
+    assert option_words("-d --decompress --uncompress Decompress.") == {"decompres", "uncompres"}
+    assert option_words("`-d`, `--decompress`: Decompress.") == {"decompres"}
+    assert names_asked("-k --keep Keep (don't delete) input files during compression.", asked)
+    assert names_asked("`-K, --keep-source` — Do not remove the source file.", asked)
+    assert option_words("-n --no-name Do not save the name.") == {"name"}  # "no" says nothing
+    assert not names_asked("Keep the original file by copying it first.", asked)  # prose names no option
+    assert not names_asked("`-f`, `--force`: Overwrite existing files.", asked)
+
+
+def test_each_product_is_stated_with_its_option_row_not_the_sentence_that_describes(scripted, option_manuals):
+    result = api.ask(QUESTION, "auto", {"model": "scripted", "index_dir": option_manuals, "budget": "instant"})
+    readings = result["decision"]["auto"]["assembly"]["readings"]
+    assert sorted(r["sense"] for r in readings) == ["Squashly", "Zipfrog"]
+    answer = result["answer"]
+    assert "--keep" in answer and "--keep-source" in answer
+    assert "deletes each input file" not in answer and "removes the original" not in answer
+    assert "For Zipfrog, " in answer and "For Squashly, " in answer and not scripted.calls
+
+
+def test_a_clear_question_naming_one_product_gets_its_option_row(scripted, option_manuals):
+    result = api.ask("How do I keep the original file when compressing with Squashly?", "auto",
+                     {"model": "scripted", "index_dir": option_manuals, "budget": "instant"})
+    assert "--keep-source" in result["answer"] and "Zipfrog" not in result["answer"]
+    assert "removes the original" not in result["answer"]
+
+
+def test_the_gate_keeps_only_the_products_its_probability_passes(option_manuals):
+    context = Context(index_dir=option_manuals)
+    pool = document_pool(get_retriever(context), QUESTION, "hybrid", 15, 20, context.document_quota)
+    found = product_candidates(QUESTION, pool, context)
+    assert [f.product for f in found] and len(found) == 2
+    # a gate that reads only the product's rank: the first product passes, the second does not
+    rank = FEATURES.index("product_rank")
+    coef = np.zeros(len(FEATURES))
+    coef[rank] = -4.0
+    gate = ProductGate(coef=coef, intercept=2.0, mean=np.zeros(len(FEATURES)), scale=np.ones(len(FEATURES)),
+                       threshold=0.5)
+    kept = product_answers(QUESTION, pool, context, gate)
+    assert [c.passage["product"] for c, _ in kept] == [found[0].product]
+    assert product_answers(QUESTION, [p for p in pool if p.get("product") == found[0].product], context) is None
+
+
+def test_the_shipped_gate_reads_this_codes_features():
+    gate = load_product_gate()
+    assert gate.coef.shape == (len(FEATURES),) and 0.0 < gate.threshold < 1.0
