@@ -7,7 +7,8 @@ answer after a choice.
 Starts `disambig serve` on the index (bench/first_token.py's Serve), opens the page in Debian's
 headless chromium (Playwright, no browser download), saves `chat-empty.png`, asks the question,
 saves `chat-asking.png` once the options show, clicks option `--choose` and saves
-`chat-chosen.png`. `--fake-model` answers the one model call of auto's fast budget with an
+`chat-chosen.png`; a page that answers without asking is saved as `chat-answered.png` and the
+script exits 1. `--fake-model` answers the one model call of auto's fast budget with an
 empty reply from a local fake OpenAI server (bench/fake_openai.py), so the options and the
 answer are the readings the documents give, in seconds, whatever the machine's load.
 Prints what each bubble held.
@@ -63,7 +64,15 @@ def main() -> int:
             print("empty thread:", page.locator(".welcome").inner_text().replace("\n", " | "))
             page.fill("#input", args.question)
             page.press("#input", "Enter")
-            page.wait_for_selector(".options button", timeout=args.limit * 1000)
+            # the page asks (options) or answers at once (the send button back): either ends the wait
+            page.wait_for_function("() => document.querySelector('.options button') || "
+                                   "(!document.querySelector('#send').disabled && "
+                                   "document.querySelectorAll('.msg.ai').length >= 1)", timeout=args.limit * 1000)
+            if not page.locator(".options button").count():
+                page.screenshot(path=str(out / "chat-answered.png"))
+                print("answered without asking:", page.locator(".msg.ai").last.inner_text().replace("\n", " | "))
+                browser.close()
+                return 1
             page.screenshot(path=str(out / "chat-asking.png"))
             print("asking:", page.locator(".msg.ai").last.inner_text().replace("\n", " | "))
             page.click(f'.options button[data-option="{args.choose}"]')

@@ -38,6 +38,19 @@ def test_the_policies_ask_as_their_names_say_and_say_why():
     assert confirm["ask"] is True and "asking whether it is the one meant" in confirm["reason"]
     assert decide("gated", one, asked=0, max_asks=2, threshold=0.2, confirm_threshold=0.9)["ask"] is False
     assert decide("always", one, asked=0, max_asks=2, threshold=0.2, confirm_threshold=0.5)["ask"] is False
+
+
+def test_over_manuals_two_answering_products_make_the_gated_policy_ask():
+    from agent.steps.clarify_policy import policy_signals
+
+    gate = {"auto": {"signals": {"gate_probability": 0.2, "products": ["zstd", "LZ4"]}}}
+    signals = policy_signals([{}, {}], gate)
+    assert signals["products"] == 2
+    asks = decide("gated", signals, asked=0, max_asks=2, threshold=0.65)
+    assert asks["ask"] is True and asks["reason"] == "2 products answer: the options are the products"
+    one_product = policy_signals([{}, {}], {"auto": {"signals": {"gate_probability": 0.2, "products": ["zstd"]}}})
+    assert decide("gated", one_product, asked=0, max_asks=2, threshold=0.65)["ask"] is False
+    assert decide("never", signals, asked=0, max_asks=2, threshold=0.65)["ask"] is False
     unknown = decide("gated", {"senses": 2}, asked=0, max_asks=2, threshold=0.9)
     assert unknown["ask"] is True and "no gate probability" in unknown["reason"]
 

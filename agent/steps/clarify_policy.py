@@ -9,7 +9,8 @@ disagree; it does not when one reading covers the question. Three policies (the 
 - `gated`: ask when there are two or more senses and the gate's probability that the question
   is ambiguous over its passages (agent/assembly/gate.py; with `reading_scorer=reader` it is at
   least the gate's threshold when the reader is sure of a reading in two senses or more, the
-  `confident_senses` signal) reaches `clarify_threshold`; and when
+  `confident_senses` signal) reaches `clarify_threshold`, or when two or more products' manuals
+  answer (agent/assembly/product_gate.py: over manuals, which product is the ambiguity); and when
   only one sense was found but the probability reaches `confirm_threshold`, ask whether that one
   is meant (the person may say "none of these" and what they meant: the one reading found may
   not be theirs). Both chosen on the tune splits with `disambig eval --simulate-user`, see
@@ -37,6 +38,8 @@ def policy_signals(options: list[dict], method_decision: dict | None) -> dict:
                          "confident_senses"):
                 if gate.get(name) is not None:
                     signals[name] = gate[name]
+            if isinstance(gate.get("products"), list):
+                signals["products"] = len(gate["products"])
     return signals
 
 
@@ -60,6 +63,8 @@ def decide(policy: str, signals: dict, *, asked: int, max_asks: int, threshold: 
         return verdict(False, f"{senses} grounded sense(s): nothing to choose between")
     if policy == "always":
         return verdict(True, f"{senses} grounded senses")
+    if signals.get("products", 0) >= 2:
+        return verdict(True, f"{signals['products']} products answer: the options are the products")
     if probability is None:
         return verdict(True, f"{senses} grounded senses and no gate probability from this method: asking as always")
     if probability >= threshold:
