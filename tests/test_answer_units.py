@@ -268,3 +268,12 @@ def test_auto_answers_a_how_question_with_the_lead_in_and_its_code_block(tmp_pat
     printed = capsys.readouterr().out
     assert "type [1]:\n```\nmake check\n```\n" in printed
     assert "type: `make check`  [widget.md#1]" in printed  # the interpretation on one line
+
+
+def test_a_bullet_glyph_a_text_rendering_keeps_opens_no_unit():
+    from agent.assembly.units import prose_sentences
+
+    units = prose_sentences("○ -k, --keep: keep source file(s) after successful compression. "
+                            "• The level goes from 1 to 19 by default.")
+    assert units == ["-k, --keep: keep source file(s) after successful compression.",
+                     "The level goes from 1 to 19 by default."]

@@ -73,9 +73,16 @@ def passage_units(passage: dict) -> list[tuple[str, str]]:
     return units
 
 
+# a list bullet a text rendering keeps at a line's start ("○ -k, --keep: keep source files"):
+# typesetting, not words, so no reading opens with it
+_BULLET = re.compile(r"^[•◦○●▪▫■□‣∙·]\s+")
+
+
 def prose_sentences(text: str) -> list[str]:
-    """Whole sentences: not a chunk's opening fragment (lower-case start) nor a short piece."""
-    return [s for s in sentences(text) if len(s) >= MIN_ANSWER_SENTENCE and not s[:1].islower()]
+    """Whole sentences, less a leading bullet glyph: not a chunk's opening fragment (lower-case
+    start) nor a short piece."""
+    found = [_BULLET.sub("", s) for s in sentences(text)]
+    return [s for s in found if len(s) >= MIN_ANSWER_SENTENCE and not s[:1].islower()]
 
 
 LEAD_WORDS = 3  # "Install it with:"; a shorter lead-in is a label ("Example:", "Pipe example:")
