@@ -142,6 +142,8 @@ def product_lines(messages) -> str:
     lines = [{"product": name, "line": f"For {name}, install it with the command {COMMANDS[name]} [{number}]."}
              for name, number in first.items()]
     lines.append({"product": "Quillpad", "line": f"For Quillpad, run {COMMANDS['Lumenctl']} [{first['Lumenctl']}]."})
+    # a second line for a product already answered, citing its own passage: one line per product
+    lines.append({"product": "Fernsync", "line": f"Fernsync also needs Python 3.10 or later [{first['Fernsync']}]."})
     return json.dumps({"lines": lines})
 
 
@@ -157,6 +159,8 @@ def test_the_fast_budget_writes_a_line_per_product_and_keeps_those_their_passage
     assert any(COMMANDS["Lumenctl"] in d["sentence"] and "Quillpad" in d["sentence"] for d in dropped)
     assert all(command in result["answer"] for command in COMMANDS.values())
     assert f"run {COMMANDS['Lumenctl']}" not in result["answer"]
+    assert any(d["reason"] == "a second line for Fernsync" for d in dropped)
+    assert "also needs Python" not in result["answer"]
     for item in result["interpretations"]:  # every line and reading cites its own product's manual
         name = re.search(r"\((\w+)\)\?$", item["question"]).group(1)
         assert item["citations"][0].startswith(name.lower() + "/")

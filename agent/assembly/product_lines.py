@@ -60,10 +60,12 @@ def products_block(groups: dict[str, list[dict]], numbered: list[dict]) -> str:
 def checked_lines(lines: list[ProductLine], groups: dict[str, list[dict]], numbered: list[dict], question: str,
                   embed) -> tuple[list[str], list[dict], list[dict]]:
     """(lines that stand, as stated; their interpretations; the dropped, with why). A line stands
-    when the model sentence checks keep it and it cites only its own product's passages; it is
-    then stated as a reading is ("For <product>, ... [n].")."""
+    when the model sentence checks keep it, it cites only its own product's passages and no
+    earlier sentence stands for its product; it is then stated as a reading is ("For <product>,
+    ... [n].")."""
     by_key = {product_key(name): name for name in groups}
     kept, interpretations, dropped = [], [], []
+    stated: set[str] = set()  # the products a line already stands for: one line each
     for item in lines:
         name = by_key.get(product_key(item.product))
         if name is None:
@@ -72,9 +74,13 @@ def checked_lines(lines: list[ProductLine], groups: dict[str, list[dict]], numbe
         own = {n for n, p in enumerate(numbered, 1) if p in groups[name]}
         for sentence in model_sentences(item.line, numbered, question, embed, dropped):
             cited = {n for n in cited_numbers(sentence) if 1 <= n <= len(numbered)}
+            if name in stated:  # a small model runs on, restating or drifting to the next option
+                dropped.append({"sentence": sentence, "reason": f"a second line for {name}"})
+                continue
             if not cited or not cited <= own:
                 dropped.append({"sentence": sentence, "reason": f"cites no passage of {name}"})
                 continue
+            stated.add(name)
             passage = numbered[min(cited) - 1]
             bare = CITATION_MARKER.sub("", sentence).replace(" .", ".").strip()
             kept.append(reading_text(bare, passage, numbered))
