@@ -205,3 +205,18 @@ def test_a_plain_text_manual_stands_in_its_document_and_names_its_product(tmp_pa
     assert passage["document"] == "tallyctl/tallyctl.1.txt" and passage["section"] == ""
     assert citation(passage) == "tallyctl/tallyctl.1.txt"
     assert product_of(passage) == "Tallyctl"
+
+
+def test_a_product_is_spelled_one_way_whatever_passages_a_question_retrieves():
+    from agent.retrieval.pool import with_products
+
+    def passage(n, text):
+        return {"id": f"zstd/zstd.1.txt#{n}", "title": "Manual", "text": text, "document": "zstd/zstd.1.txt",
+                "section": ""}
+
+    heading = passage(1, "The frame format of ZSTD compression is described in RFC 8878.")
+    plain = passage(2, "Use the level option for a smaller file.")
+    assert {p["product"] for p in with_products([heading, plain])} == {"zstd"}  # capitals only: a heading's
+    assert {p["product"] for p in with_products([plain])} == {"zstd"}
+    written = passage(3, "Most users call Zstd from a script.")  # a capital inside a sentence: a name
+    assert {p["product"] for p in with_products([heading, plain, written])} == {"Zstd"}

@@ -105,8 +105,15 @@ def written_name(folder: str, text: str) -> str:
 
 
 def name_like(name: str) -> int:
-    """How surely a spelling is a name rather than a word: a language's suffix on it, a capital."""
-    return 2 if re.search(rf"\w{LANGUAGE_SUFFIX}$", name) else int(name != name.lower())
+    """How surely a spelling is a name rather than a word: a language's suffix on it, a capital.
+    A spelling in capitals only is a heading's ("ZSTD(1)", "GZIP"), under the name as written
+    lower-case: otherwise one product reads "zstd" in one answer and "ZSTD" in the next, as the
+    passages a question retrieves happen to spell it."""
+    if re.search(rf"\w{LANGUAGE_SUFFIX}$", name):
+        return 2
+    if name == name.upper() and name != name.lower():
+        return -1
+    return int(name != name.lower())
 
 
 def title_product(title: str) -> str:
