@@ -4,7 +4,7 @@ The selector and the reader learned from encyclopedia sentences, and their one t
 carry to manuals: an option's row ("`-k, --keep` — keep the input files") is scored under it for
 one product and over it for the next. Over manuals the decision splits in two, each learned or
 measured on the manuals' tune products (`bench/train_product_gate.py`; card:
-agent/data/product_gate_card.md):
+agent/data/product_gate_card.md; figures: docs/results/manuals.md):
 
 - *which unit speaks for a product*: a unit whose option a word of the question names ("--keep"
   for "keep the original file"), else the one the reader ranks first among the product's units
