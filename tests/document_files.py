@@ -119,3 +119,16 @@ level = "info"</code></pre>
 <table><tr><th>Setting</th><th>Default</th></tr><tr><td>level</td><td>info</td></tr></table>
 <ul><li>Rotate logs daily.</li><li>Keep seven files.</li></ul>
 </main><footer>Copyright footer text</footer></body></html>"""
+
+
+def index_of(files: dict[str, str], root: Path, index: Path) -> str:
+    """An index of `files` ({relative path: text}) written under `root`, ingested into `index`:
+    manuals laid out in product folders, as many packages ship them."""
+    from agent.retrieval.corpus import ReadReport, read_passages
+    from agent.retrieval.index import IndexStore, ingest
+
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    ingest(IndexStore(str(index), create=True), read_passages([str(root)], ReadReport()))
+    return str(index)

@@ -18,6 +18,7 @@ from agent.context import Context
 from agent.retrieval.pool import document_pool
 from agent.retrieval.retriever import get_retriever
 from agent.steps.grounding import content_tokens
+from tests.document_files import index_of
 
 # (folder, title, name, its keep option's row, its describing sentence)
 MANUALS = [
@@ -39,16 +40,8 @@ def manual(title: str, name: str, row: str, describes: str) -> str:
 
 @pytest.fixture(scope="module")
 def option_manuals(tmp_path_factory) -> str:
-    from agent.retrieval.corpus import ReadReport, read_passages
-    from agent.retrieval.index import IndexStore, ingest
-
-    root = tmp_path_factory.mktemp("option-manuals")
-    for folder, *fields in MANUALS:
-        (root / folder).mkdir()
-        (root / folder / "README.md").write_text(manual(*fields))
-    path = tmp_path_factory.mktemp("option-manuals-index")
-    ingest(IndexStore(str(path), create=True), read_passages([str(root)], ReadReport()))
-    return str(path)
+    return index_of({f"{folder}/README.md": manual(*fields) for folder, *fields in MANUALS},
+                    tmp_path_factory.mktemp("option-manuals"), tmp_path_factory.mktemp("option-manuals-index"))
 
 
 def test_an_option_named_by_a_word_of_the_question_is_recognised():

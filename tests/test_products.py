@@ -18,6 +18,7 @@ from agent.context import Context
 from agent.retrieval.pool import document_pool, per_document, user_turns
 from agent.retrieval.products import names_product, product_folder, product_of, title_product
 from agent.retrieval.retriever import get_retriever
+from tests.document_files import index_of
 from tests.scripted import SYNTHESIS_MARKER
 
 # (folder, title, name as the manual writes it, install command, what it is, where its settings are,
@@ -49,16 +50,8 @@ def manual(title: str, name: str, command: str, about: str, settings: str, subje
 @pytest.fixture(scope="module")
 def manuals_index(tmp_path_factory) -> str:
     """An index of the three manuals, each in its own folder (as manuals of many packages are laid out)."""
-    from agent.retrieval.corpus import ReadReport, read_passages
-    from agent.retrieval.index import IndexStore, ingest
-
-    root = tmp_path_factory.mktemp("manuals")
-    for folder, *fields in MANUALS:
-        (root / folder).mkdir()
-        (root / folder / "README.md").write_text(manual(*fields))
-    path = tmp_path_factory.mktemp("manuals-index")
-    ingest(IndexStore(str(path), create=True), read_passages([str(root)], ReadReport()))
-    return str(path)
+    return index_of({f"{folder}/README.md": manual(*fields) for folder, *fields in MANUALS},
+                    tmp_path_factory.mktemp("manuals"), tmp_path_factory.mktemp("manuals-index"))
 
 
 def context(index, **extra):

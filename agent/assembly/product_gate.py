@@ -28,7 +28,7 @@ import numpy as np
 
 from agent.assembly.features import Candidate
 from agent.assembly.products import product_groups
-from agent.assembly.selector import NOT_READ, mixed_scores, scored_parts, whole
+from agent.assembly.selector import NOT_READ, SelectorModel, mixed_scores, scored_parts, whole
 from agent.assembly.text import markup_residue, table_residue
 from agent.assembly.units import names_asked, unit_prose
 from agent.context import Context
@@ -39,23 +39,11 @@ MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "product_gate.npz"
 FEATURES = ("reader_logit", "best_mixed_logit", "product_rank", "passages", "question_words_said")
 
 
-@dataclass(frozen=True)
-class ProductGate:
-    coef: np.ndarray
-    intercept: float
-    mean: np.ndarray
-    scale: np.ndarray
-    threshold: float
+class ProductGate(SelectorModel):
+    """The selector's logistic form (standardized features, one threshold) over FEATURES."""
 
-    def probabilities(self, rows: np.ndarray) -> np.ndarray:
-        if not len(rows):
-            return np.zeros(0)
-        z = ((np.asarray(rows, dtype=float) - self.mean) / self.scale) @ self.coef + self.intercept
-        return 1.0 / (1.0 + np.exp(-z))
-
-    def save(self, path: Path) -> None:
-        np.savez(path, coef=self.coef, intercept=self.intercept, mean=self.mean, scale=self.scale,
-                 threshold=self.threshold, features=np.array(FEATURES))
+    def save(self, path: Path, features: tuple[str, ...] = FEATURES) -> None:
+        super().save(path, features)
 
 
 @lru_cache(maxsize=2)

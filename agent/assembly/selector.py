@@ -63,9 +63,9 @@ class SelectorModel:
         z = ((rows - self.mean) / self.scale) @ self.coef + self.intercept
         return 1.0 / (1.0 + np.exp(-z))
 
-    def save(self, path: Path) -> None:
+    def save(self, path: Path, features: tuple[str, ...] = FEATURES) -> None:
         np.savez(path, coef=self.coef, intercept=self.intercept, mean=self.mean, scale=self.scale,
-                 threshold=self.threshold, features=np.array(FEATURES))
+                 threshold=self.threshold, features=np.array(features))
 
 
 def load_selector(path: str | None = None) -> SelectorModel:
