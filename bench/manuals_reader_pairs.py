@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from agent.assembly.features import candidates  # noqa: E402
-from agent.assembly.product_gate import readable  # noqa: E402
 from agent.assembly.products import product_groups  # noqa: E402
 from agent.assembly.reader import reader_probabilities  # noqa: E402
+from agent.assembly.selector import readable  # noqa: E402
 from agent.assembly.units import unit_prose  # noqa: E402
 from agent.evaluation.sentence_metrics import states_any  # noqa: E402
 from agent.retrieval.products import product_title  # noqa: E402

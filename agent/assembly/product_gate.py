@@ -15,7 +15,8 @@ agent/data/product_gate_card.md; figures: docs/results/manuals.md):
   product's first passage ranks among the products', how many passages it brought, the share of
   the question's words the unit says), with one threshold.
 
-A pool of one product's documents, or of records without documents, never comes here.
+A clear question over one product's manuals is answered with that product's best unit
+(`one_product_answer`); records without documents (the demo corpus, JSONL) never come here.
 """
 
 from __future__ import annotations
@@ -28,8 +29,7 @@ import numpy as np
 
 from agent.assembly.features import Candidate
 from agent.assembly.products import product_groups
-from agent.assembly.selector import NOT_READ, SelectorModel, mixed_scores, scored_parts, whole
-from agent.assembly.text import markup_residue, table_residue
+from agent.assembly.selector import NOT_READ, SelectorModel, mixed_scores, readable, scored_parts
 from agent.assembly.units import names_asked, unit_prose
 from agent.context import Context
 from agent.documents.citation import location
@@ -69,12 +69,6 @@ class ProductCandidate:
 def _logit(p: float) -> float:
     p = min(max(float(p), 1e-4), 1 - 1e-4)
     return float(np.log(p / (1 - p)))
-
-
-def readable(candidate: Candidate) -> bool:
-    """A unit a reading may state: whole, no table residue, no markup."""
-    return whole(candidate.sentence) and not table_residue(candidate.sentence) \
-        and not markup_residue(candidate.sentence)
 
 
 def product_candidates(question: str, pool: list[dict], context: Context) -> list[ProductCandidate] | None:
@@ -127,7 +121,7 @@ def product_answers(question: str, pool: list[dict], context: Context,
 
 
 # the reader's probability at which a clear question's one manual unit is stated: picked on the
-# manuals' tune split (bench/train_product_gate.py's card), under the reader's own threshold,
+# manuals' tune split (0.2, 0.5, 0.7: docs/results/manuals.md), under the reader's own threshold,
 # which it learned on encyclopedia sentences and rarely gives an option's row
 ONE_PRODUCT_FLOOR = 0.2
 

@@ -223,6 +223,12 @@ def whole(sentence: str) -> bool:
     return sentence.rstrip()[-1:] in '.!?"\')' or is_code_unit(sentence)
 
 
+def readable(candidate: Candidate) -> bool:
+    """A unit a reading may state: whole, no table residue, no markup."""
+    return whole(candidate.sentence) and not table_residue(candidate.sentence) \
+        and not markup_residue(candidate.sentence)
+
+
 def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings: int,
            skip_ids: set[str] = frozenset(), said: list[set[str]] | None = None,
            per_passage: int = 1, sense_of=None, prefer=None) -> list[tuple[Candidate, float]]:
@@ -237,9 +243,7 @@ def choose(scored: list[tuple[Candidate, float]], threshold: float, max_readings
     best: dict[str, list[tuple[Candidate, float]]] = {}
     for candidate, p in scored:
         pid = candidate.passage["id"]
-        readable = (whole(candidate.sentence) and not table_residue(candidate.sentence)
-                    and not markup_residue(candidate.sentence))
-        if readable and pid not in skip_ids and p >= threshold:
+        if readable(candidate) and pid not in skip_ids and p >= threshold:
             best.setdefault(pid, []).append((candidate, p))
     kept = [item for found in best.values()
             for item in sorted(found, key=lambda item: (first(item), -item[1]))[:per_passage]]
