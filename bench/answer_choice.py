@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agent.assembly.features import FEATURES  # noqa: E402
-from agent.assembly.selector import _logit, load_mix, whole  # noqa: E402
+from agent.assembly.selector import logit, load_mix, whole  # noqa: E402
 from agent.context import Context  # noqa: E402
 from bench.reader_folds import PARTS, add_scores, tune_candidates  # noqa: E402
 
@@ -71,7 +71,7 @@ def first_passage(q: dict) -> list[int]:
 
 def features(q: dict) -> np.ndarray:
     """Per candidate: the reader's and the selector's logits, then the selector's features."""
-    logits = np.stack([_logit(np.asarray(q["reader_read"])), _logit(np.asarray(q["selector"]))], axis=1)
+    logits = np.stack([logit(np.asarray(q["reader_read"])), logit(np.asarray(q["selector"]))], axis=1)
     return np.hstack([logits, np.asarray(q["rows"])])
 
 

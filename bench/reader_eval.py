@@ -106,8 +106,8 @@ def mix_weights(tune: list[dict], selector_key: str = "logistic") -> ReaderMix:
     read reader's logits on the tune candidates; its threshold left at 0.5 for `fit_mix` to choose."""
     from sklearn.linear_model import LogisticRegression
 
-    from agent.assembly.selector import _logit
-    X = np.column_stack([_logit(flat(tune, selector_key)), _logit(flat(tune, "reader_read"))])
+    from agent.assembly.selector import logit
+    X = np.column_stack([logit(flat(tune, selector_key)), logit(flat(tune, "reader_read"))])
     y = flat(tune, "labels").astype(int)
     clf = LogisticRegression(C=1.0, max_iter=1000).fit(X, y)
     return ReaderMix(float(clf.coef_[0][0]), float(clf.coef_[0][1]), float(clf.intercept_[0]), 0.5)

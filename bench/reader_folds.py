@@ -38,7 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agent.assembly.selector import NOT_READ, _logit, load_mix, load_selector, reader_read, whole  # noqa: E402
+from agent.assembly.selector import NOT_READ, logit, load_mix, load_selector, reader_read, whole  # noqa: E402
 from agent.context import Context  # noqa: E402
 from bench.reader_eval import metrics, mix_weights  # noqa: E402
 from bench.train_selector import (MEMOS, corpus_senses, cross_validated, fixture_questions, ids, pools,  # noqa: E402
@@ -163,7 +163,7 @@ def clear_first(questions: list[dict]) -> dict:
              "shipped mix's first passage, its sentences by the reader": hits(within_first_passage)}
     for weight in (0.5, 1.0, 2.0, 4.0):
         table[f"selector logit + {weight} x reader logit"] = hits(
-            lambda q, w=weight: _logit(np.asarray(q["selector"])) + w * _logit(np.asarray(q["reader_read"])))
+            lambda q, w=weight: logit(np.asarray(q["selector"])) + w * logit(np.asarray(q["reader_read"])))
     return table
 
 

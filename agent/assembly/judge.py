@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 from agent.assembly.features import Candidate
-from agent.assembly.selector import choose
+from agent.assembly.selector import choose, logit
 from agent.context import Context
 from agent.llm.calls import call_model
 from agent.llm.prompts import render
@@ -43,10 +43,7 @@ def yes_probability(reply) -> float | None:
 
 def mixed(selector: float, judge: float, weight: float) -> float:
     """The two probabilities mixed in logit space."""
-    def logit(p: float) -> float:
-        p = min(max(p, 1e-4), 1 - 1e-4)
-        return math.log(p / (1 - p))
-    return 1.0 / (1.0 + math.exp(-((1 - weight) * logit(selector) + weight * logit(judge))))
+    return 1.0 / (1.0 + math.exp(-((1 - weight) * float(logit(selector)) + weight * float(logit(judge)))))
 
 
 def judge(question: str, candidate: Candidate, context: Context) -> float | None:

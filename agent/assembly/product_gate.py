@@ -29,7 +29,7 @@ import numpy as np
 
 from agent.assembly.features import Candidate
 from agent.assembly.products import product_groups
-from agent.assembly.selector import NOT_READ, SelectorModel, mixed_scores, readable, scored_parts
+from agent.assembly.selector import NOT_READ, SelectorModel, logit, mixed_scores, readable, scored_parts
 from agent.assembly.units import names_asked, unit_prose
 from agent.context import Context
 from agent.documents.citation import location
@@ -66,11 +66,6 @@ class ProductCandidate:
     features: tuple[float, ...]
 
 
-def _logit(p: float) -> float:
-    p = min(max(float(p), 1e-4), 1 - 1e-4)
-    return float(np.log(p / (1 - p)))
-
-
 def product_candidates(question: str, pool: list[dict], context: Context) -> list[ProductCandidate] | None:
     """Each product of the pool with its best unit (`best_unit`) and the gate's features, products
     in the order their first passage ranks; None when the pool documents fewer than two products
@@ -85,7 +80,7 @@ def product_candidates(question: str, pool: list[dict], context: Context) -> lis
         if best is not None:
             candidate, reader, mixed = best
             said = set(content_tokens(unit_prose(candidate.sentence)))
-            features = (_logit(reader), _logit(mixed), float(rank), float(len(passages)),
+            features = (float(logit(reader)), float(logit(mixed)), float(rank), float(len(passages)),
                         len(asked & said) / max(len(asked), 1))
             found.append(ProductCandidate(passages[0]["product"], candidate, features))
     return found

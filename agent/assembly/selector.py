@@ -127,11 +127,12 @@ class ReaderMix:
     threshold: float
 
     def mixed(self, selector: list[float], reader: list[float]) -> list[float]:
-        s, r = _logit(np.asarray(selector, dtype=float)), _logit(np.asarray(reader, dtype=float))
+        s, r = logit(np.asarray(selector, dtype=float)), logit(np.asarray(reader, dtype=float))
         return (1.0 / (1.0 + np.exp(-(self.selector_weight * s + self.reader_weight * r + self.intercept)))).tolist()
 
 
-def _logit(p: np.ndarray) -> np.ndarray:
+def logit(p):
+    """log(p / (1 - p)), p clipped to [1e-4, 1 - 1e-4]: the mixes' and gates' one logit."""
     p = np.clip(p, 1e-4, 1 - 1e-4)
     return np.log(p / (1 - p))
 
