@@ -32,12 +32,8 @@ from agent.assembly.selector import readable  # noqa: E402
 from agent.assembly.units import unit_prose  # noqa: E402
 from agent.evaluation.sentence_metrics import states_any  # noqa: E402
 from agent.retrieval.products import product_title  # noqa: E402
+from train_product_gate import sense_of  # noqa: E402
 from train_selector import MANUALS, pools  # noqa: E402
-
-
-def sense_of(passage: dict, question: dict) -> dict | None:
-    document = str(passage.get("document") or passage["id"])
-    return next((s for s in question["senses"] if any(document.startswith(d) for d in s["documents"])), None)
 
 
 def question_pairs(question: dict, pool: list[dict], negatives: int, rng: random.Random) -> list[dict]:

@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agent.assembly.product_gate import FEATURES, MODEL_PATH, ProductGate, product_candidates  # noqa: E402
 from agent.context import Context  # noqa: E402
 from agent.evaluation.sentence_metrics import states_any  # noqa: E402
+from documents_questions import of_sense  # noqa: E402
 from train_selector import MANUALS, fit_logistic, pools  # noqa: E402
 
 CARD = MODEL_PATH.parent / "product_gate_card.md"
@@ -38,8 +39,8 @@ GRID = [round(t, 2) for t in np.arange(0.1, 0.91, 0.05)]
 
 
 def sense_of(passage: dict, question: dict) -> dict | None:
-    document = str(passage.get("document") or passage["id"])
-    return next((s for s in question["senses"] if any(document.startswith(d) for d in s["documents"])), None)
+    """The question's labelled sense whose documents hold the passage, or None."""
+    return next((s for s in question["senses"] if of_sense(passage, s)), None)
 
 
 def product_rows(index: str) -> list[dict]:
