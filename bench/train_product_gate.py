@@ -1,17 +1,22 @@
-"""Train the product gate on the manuals benchmark's tune products; write the model and its card.
+"""Train the unit ranker and the product gate on the manuals benchmark's tune products; write both and their card.
 
-    .venv/bin/python bench/train_product_gate.py --manuals-index DIR \
-        [--out agent/data/product_gate.npz] [--card agent/data/product_gate_card.md]
+    .venv/bin/python bench/train_product_gate.py --manuals-index DIR [--out agent/data/product_gate.npz] \
+        [--ranker-out agent/data/unit_ranker.npz] [--card agent/data/product_gate_card.md]
 
 DIR is an index of the tune products alone (`bench/manuals.py split --split tune`, then
 `disambig ingest WORK/tune/* --index DIR`); the fixture's test split is never read here. Each tune
 question's pool is auto's (`bench/train_selector.py`'s `pools`: hybrid, 15 passages, each
-document's best first); where it documents two or more products, each product is one row
-(agent/assembly/product_gate.py's features of its best unit), labelled 1 when the product is a
-labelled sense of the question. A logistic regression (standardized features) learns the weights;
-the threshold is the one whose readings, each question scored by a model that did not see it
-(leave one question out), have the best F0.5 of reading precision and sense recall: a reading is
-precise when its unit states a short answer of its product's sense.
+document's best first).
+
+First the unit ranker (agent/assembly/manual_units.py): for each labelled product of a pool, the
+short list of its documents' units, each labelled 1 when it states a short answer of that
+product's sense; a logistic regression over the list's rows. Then the gate: where a pool documents
+two or more products, each product is one row (agent/assembly/product_gate.py's features of its
+best unit by that ranker), labelled 1 when the product is a labelled sense of the question. A
+logistic regression (standardized features) learns the weights; the threshold is the one whose
+readings, each question scored by a model that did not see it (leave one question out), have the
+best F0.5 of reading precision and sense recall: a reading is precise when its unit states a short
+answer of its product's sense.
 """
 
 from __future__ import annotations
@@ -28,7 +33,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from agent.assembly.manual_units import RANKER_FEATURES, RANKER_PATH, shortlist  # noqa: E402
 from agent.assembly.product_gate import FEATURES, MODEL_PATH, ProductGate, product_candidates  # noqa: E402
+from agent.assembly.products import product_groups  # noqa: E402
+from agent.assembly.selector import SelectorModel  # noqa: E402
 from agent.context import Context  # noqa: E402
 from agent.evaluation.sentence_metrics import states_any  # noqa: E402
 from documents_questions import of_sense  # noqa: E402
@@ -43,17 +51,58 @@ def sense_of(passage: dict, question: dict) -> dict | None:
     return next((s for s in question["senses"] if of_sense(passage, s)), None)
 
 
-def product_rows(index: str) -> list[dict]:
-    """One row per (tune question, product of its pool), for pools of two or more products."""
+def tune_pools(index: str) -> list[dict]:
+    """The tune questions, each with auto's pool over the tune products' index."""
     questions = [q for q in json.loads(MANUALS.read_text())["questions"] if q["split"] == "tune"]
-    items = pools([{"id": q["id"], "question": q["question"], "fixture": q} for q in questions], index)
+    return pools([{"id": q["id"], "question": q["question"], "fixture": q} for q in questions], index)
+
+
+def unit_rows(items: list[dict], index: str) -> list[dict]:
+    """One row per (tune question, labelled product of its pool): the product's short list
+    (agent/assembly/manual_units.py), each unit labelled 1 when it states a short answer of that
+    product's sense."""
     context = Context(index_dir=index)
     rows = []
     for item in items:
         question = item["fixture"]
-        for found in product_candidates(question["question"], item["pool"], context) or []:
+        for key, passages in product_groups(item["pool"]).items():
+            sense = next((found for p in passages if (found := sense_of(p, question))), None)
+            if sense is None:
+                continue
+            units, _, features = shortlist(question["question"], passages, context)
+            if units:
+                rows.append({"question": question["id"], "group": question.get("rewords") or question["id"], "features": features,
+                             "labels": np.array([int(states_any(u.sentence, sense["answers"])) for u in units])})
+    return rows
+
+
+def fit_ranker(rows: list[dict]) -> SelectorModel:
+    coef, intercept, mean, scale = fit_logistic(np.vstack([r["features"] for r in rows]),
+                                                np.concatenate([r["labels"] for r in rows]))
+    return SelectorModel(coef=coef, intercept=intercept, mean=mean, scale=scale, threshold=0.5)
+
+
+def ranker_first_right(rows: list[dict]) -> tuple[int, int, int]:
+    """(lists whose first unit is labelled, scoring each question by a ranker fitted without it;
+    the same for the reader alone; lists holding a labelled unit)."""
+    ranked = reader = 0
+    held = [r for r in rows if r["labels"].any()]
+    for row in held:
+        model = fit_ranker([r for r in rows if r["group"] != row["group"]])
+        ranked += int(row["labels"][int(np.argmax(model.probabilities(row["features"])))])
+        reader += int(row["labels"][int(np.argmax(row["features"][:, 0]))])
+    return ranked, reader, len(held)
+
+
+def product_rows(items: list[dict], index: str, ranker: SelectorModel) -> list[dict]:
+    """One row per (tune question, product of its pool), for pools of two or more products."""
+    context = Context(index_dir=index)
+    rows = []
+    for item in items:
+        question = item["fixture"]
+        for found in product_candidates(question["question"], item["pool"], context, ranker) or []:
             sense = sense_of(found.candidate.passage, question)
-            rows.append({"question": question["id"], "senses": len(question["senses"]), "features": found.features,
+            rows.append({"question": question["id"], "group": question.get("rewords") or question["id"], "senses": len(question["senses"]), "features": found.features,
                          "label": int(sense is not None),
                          "precise": bool(sense) and states_any(found.candidate.sentence, sense["answers"])})
     return rows
@@ -68,9 +117,9 @@ def fit(rows: list[dict], threshold: float = 0.5) -> ProductGate:
 
 def leave_one_question_out(rows: list[dict]) -> np.ndarray:
     probabilities = np.zeros(len(rows))
-    for question in sorted({r["question"] for r in rows}):
-        held = [i for i, r in enumerate(rows) if r["question"] == question]
-        model = fit([r for r in rows if r["question"] != question])
+    for group in sorted({r["group"] for r in rows}):
+        held = [i for i, r in enumerate(rows) if r["group"] == group]
+        model = fit([r for r in rows if r["group"] != group])
         probabilities[held] = model.probabilities(np.array([rows[i]["features"] for i in held]))
     return probabilities
 
@@ -89,21 +138,34 @@ def f_half(row: dict) -> float:
     return 1.25 * p * r / (0.25 * p + r) if p + r else 0.0
 
 
-def card(model: ProductGate, rows: list[dict], table: list[dict], command: str) -> str:
+def card(model: ProductGate, ranker: SelectorModel, ranker_check: tuple[int, int, int], rows: list[dict],
+         table: list[dict], command: str) -> str:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    ranked, reader, held = ranker_check
     lines = [
         "# Product gate card", "",
-        "Which products of a pool over several manuals answer the question (agent/assembly/product_gate.py).",
+        "Which unit speaks for a product of a pool over several manuals (the unit ranker,",
+        "agent/assembly/manual_units.py) and which products answer the question (the gate,",
+        "agent/assembly/product_gate.py).",
         f"Trained {datetime.date.today()} at commit `{commit}` by `{command}` on the manuals benchmark's tune",
-        f"products (bench/fixtures/manuals_questions.json, split tune): {len(rows)} product rows from "
-        f"{len({r['question'] for r in rows})} questions whose pool documents two or more products, "
-        f"{sum(r['label'] for r in rows)} of them a labelled sense. The test products were never read.", "",
+        "products (bench/fixtures/manuals_questions.json, split tune). The test products were never read.", "",
+        "## Unit ranker", "",
+        "Rows: the short list of each labelled product of each tune question's pool, a unit labelled 1 when",
+        "it states a short answer of that product's sense. Scored with each question left out of its own",
+        f"fit, the ranker's first unit is a labelled one for {ranked} of the {held} lists that hold one; the reader's",
+        f"first alone, {reader}.", "",
+        "| feature | weight (standardized) |", "| --- | ---: |",
+        *[f"| {name} | {weight:+.2f} |" for name, weight in zip(RANKER_FEATURES, ranker.coef)],
+        f"| intercept | {ranker.intercept:+.2f} |", "",
+        "## Gate", "",
+        f"{len(rows)} product rows from {len({r['question'] for r in rows})} questions whose pool documents two or "
+        f"more products, {sum(r['label'] for r in rows)} of them a labelled sense.", "",
         "| feature | weight (standardized) |", "| --- | ---: |",
         *[f"| {name} | {weight:+.2f} |" for name, weight in zip(FEATURES, model.coef)],
         f"| intercept | {model.intercept:+.2f} |", "",
         f"Threshold {model.threshold:.2f}: the best F0.5 of reading precision and sense recall, each question",
-        "scored by a model fitted without it (a reading: a product's best unit by the reader; precise when",
-        "it states a short answer of that product's sense).", "",
+        "scored by a model fitted without it (a reading: a product's best unit by the unit ranker; precise",
+        "when it states a short answer of that product's sense).", "",
         "| threshold | readings/q | precision | sense recall | right product |", "| ---: | ---: | ---: | ---: | ---: |",
         *[f"| {r['threshold']:.2f} | {r['readings_per_q']:.2f} | {r['precision']:.3f} | {r['sense_recall']:.3f} | "
           f"{r['right_product']:.3f} |" for r in table], "",
@@ -115,9 +177,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--manuals-index", required=True, help="index of the manuals benchmark's tune products alone")
     parser.add_argument("--out", default=str(MODEL_PATH))
+    parser.add_argument("--ranker-out", default=str(RANKER_PATH))
     parser.add_argument("--card", default=str(CARD))
     args = parser.parse_args(argv)
-    rows = product_rows(args.manuals_index)
+    items = tune_pools(args.manuals_index)
+    lists = unit_rows(items, args.manuals_index)
+    if not any(r["labels"].any() for r in lists):
+        print("no labelled unit in any short list: is the index the tune products'?", file=sys.stderr)
+        return 1
+    ranker = fit_ranker(lists)
+    ranker.save(Path(args.ranker_out), RANKER_FEATURES)
+    ranker_check = ranker_first_right(lists)
+    print(f"{len(lists)} short lists")
+    print(f"unit ranker: first unit labelled in {ranker_check[0]} of {ranker_check[2]} lists "
+          f"(reader alone {ranker_check[1]}); wrote {args.ranker_out}")
+    rows = product_rows(items, args.manuals_index, ranker)
     if not rows or len({r["label"] for r in rows}) < 2:
         print("no pool of two or more products with both labels: is the index the tune products'?", file=sys.stderr)
         return 1
@@ -127,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     model = fit(rows, best["threshold"])
     model.save(Path(args.out))
     command = "bench/train_product_gate.py --manuals-index TUNE_INDEX"
-    Path(args.card).write_text(card(model, rows, table, command))
+    Path(args.card).write_text(card(model, ranker, ranker_check, rows, table, command))
     for row in table:
         print(f"{row['threshold']:.2f} readings/q {row['readings_per_q']:.2f} precision {row['precision']:.3f} "
               f"recall {row['sense_recall']:.3f} right product {row['right_product']:.3f}")

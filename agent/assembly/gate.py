@@ -19,7 +19,6 @@ import numpy as np
 from agent.assembly.compose import sense_name
 from agent.assembly.features import Candidate
 from agent.assembly.product_gate import product_answers
-from agent.assembly.products import by_product_scores
 from agent.assembly.selector import mixed_scores, reader_floor, scored_parts, whole
 from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.steps.ambiguity_signals import detector_signal, edition_signal, passage_signals
@@ -97,10 +96,9 @@ def gate_signals(question: str, pool: list[dict], context) -> tuple[dict, list[t
     signals |= selector_view(logistic, READABLE_AT)  # the learned gate's features keep their trained meaning
     if reader is not None:
         signals["confident_senses"] = confident_senses(logistic, reader, max(reader_floor(context), GATE_CONFIDENT_AT))
-    by_product = by_product_scores(question, pool, context)
-    if by_product is not None:  # several products' documents: each read as if the question had named it
-        signals["products"] = [c.passage["product"] for c, _ in product_answers(question, pool, context) or []]
-        return signals, by_product
+    answering = product_answers(question, pool, context)
+    if answering is not None:  # several products' documents: which of them answer (their readings are these)
+        signals["products"] = [c.passage["product"] for c, _ in answering]
     return signals, logistic if reader is None else mixed_scores(logistic, reader)
 
 

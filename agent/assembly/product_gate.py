@@ -6,14 +6,13 @@ one product and over it for the next. Over manuals the decision splits in two, e
 measured on the manuals' tune products (`bench/train_product_gate.py`; card:
 agent/data/product_gate_card.md; figures: docs/results/manuals.md):
 
-- *which unit speaks for a product*: a unit whose option a word of the question names ("--keep"
-  for "keep the original file"), else the one the reader ranks first among the product's units
-  (on the tune products the reader's first is the labelled unit more often than the selector's,
-  the mix's or the words shared with the question, and the named option more often still);
+- *which unit speaks for a product*: the unit ranker's first among all units of the product's
+  documents (agent/assembly/manual_units.py), not only the pool's: the row that answers is often
+  in a passage the search did not rank;
 - *whether the product answers at all*: a logistic regression over product-level signals (how
-  sure the reader is of that unit, the best mixed probability of the product's units, where the
-  product's first passage ranks among the products', how many passages it brought, the share of
-  the question's words the unit says), with one threshold.
+  sure the reader and the unit ranker are of that unit, where the product's first passage ranks
+  among the products', how many passages it brought, the share of the question's words the unit
+  says), with one threshold.
 
 A clear question over one product's manuals is answered with that product's best unit
 (`one_product_answer`); records without documents (the demo corpus, JSONL) never come here.
@@ -29,14 +28,15 @@ import numpy as np
 
 from agent.assembly.features import Candidate
 from agent.assembly.products import product_groups
-from agent.assembly.selector import NOT_READ, SelectorModel, logit, mixed_scores, readable, scored_parts
-from agent.assembly.units import names_asked, unit_prose
+from agent.assembly.manual_units import ranked_units
+from agent.assembly.selector import SelectorModel, logit
+from agent.assembly.units import unit_prose
 from agent.context import Context
 from agent.documents.citation import location
 from agent.steps.grounding import content_tokens
 
 MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "product_gate.npz"
-FEATURES = ("reader_logit", "best_mixed_logit", "product_rank", "passages", "question_words_said")
+FEATURES = ("reader_logit", "ranker_logit", "product_rank", "passages", "question_words_said", "behind_surest")
 
 
 class ProductGate(SelectorModel):
@@ -66,7 +66,8 @@ class ProductCandidate:
     features: tuple[float, ...]
 
 
-def product_candidates(question: str, pool: list[dict], context: Context) -> list[ProductCandidate] | None:
+def product_candidates(question: str, pool: list[dict], context: Context,
+                       ranker: SelectorModel | None = None) -> list[ProductCandidate] | None:
     """Each product of the pool with its best unit (`best_unit`) and the gate's features, products
     in the order their first passage ranks; None when the pool documents fewer than two products
     (it is read as one pool)."""
@@ -76,30 +77,24 @@ def product_candidates(question: str, pool: list[dict], context: Context) -> lis
     asked = set(content_tokens(question))
     found = []
     for rank, passages in enumerate(groups.values()):
-        best = best_unit(question, passages, context)
+        best = best_unit(question, passages, context, ranker)
         if best is not None:
-            candidate, reader, mixed = best
+            candidate, reader, ranked = best
             said = set(content_tokens(unit_prose(candidate.sentence)))
-            features = (float(logit(reader)), float(logit(mixed)), float(rank), float(len(passages)),
+            features = (float(logit(reader)), float(logit(ranked)), float(rank), float(len(passages)),
                         len(asked & said) / max(len(asked), 1))
             found.append(ProductCandidate(passages[0]["product"], candidate, features))
-    return found
+    surest = max((f.features[1] for f in found), default=0.0)  # a product as sure as the surest answers as surely
+    return [ProductCandidate(f.product, f.candidate, (*f.features, f.features[1] - surest)) for f in found]
 
 
-def best_unit(question: str, passages: list[dict], context: Context) -> tuple[Candidate, float, float] | None:
-    """(the unit that speaks for these passages, the reader's probability of it, the best mixed
-    probability among them): a readable unit whose option the question names first, then the
-    reader's first; None when none is readable."""
-    asked = set(content_tokens(question))
-    logistic, reader = scored_parts(question, passages, context)
-    if reader is None:  # the logistic scorer alone: its probability stands for the reader's
-        reader = [p for _, p in logistic]
-    mixed = [p for _, p in (mixed_scores(logistic, reader) if context.reading_scorer == "reader" else logistic)]
-    units = [i for i, (c, _) in enumerate(logistic) if readable(c) and reader[i] > NOT_READ]
-    if not units:
-        return None
-    best = max(units, key=lambda i: (names_asked(logistic[i][0].sentence, asked), reader[i], mixed[i]))
-    return logistic[best][0], reader[best], max(mixed[i] for i in units)
+def best_unit(question: str, passages: list[dict], context: Context,
+              ranker: SelectorModel | None = None) -> tuple[Candidate, float, float] | None:
+    """(the unit that speaks for these passages' documents, the reader's probability of it, the
+    unit ranker's): the ranker's first of the documents' units (agent/assembly/manual_units.py);
+    None when they hold no readable unit."""
+    ranked = ranked_units(question, passages, context, ranker)
+    return (ranked[0].candidate, ranked[0].reader, ranked[0].probability) if ranked else None
 
 
 def product_answers(question: str, pool: list[dict], context: Context,

@@ -3,16 +3,14 @@ products.py), each product is a sense of the question, the strongest grouping si
 
 The selector's features compare a sentence with the pool's best (rank, cosine gap), so over
 three manuals the install sentence of the first-ranked one scores high and the others' low,
-though each answers for its product. Scoring each product's passages as a pool of their own
-reads every product's sentences as if the question had named it. Which products answer, and
-with which unit, is agent/assembly/product_gate.py's.
+though each answers for its product. Its training scores each product's passages as a pool of
+their own (`within_products`), reading every product's sentences as if the question had named
+it. Which products answer, and with which unit, is agent/assembly/product_gate.py's.
 """
 
 from __future__ import annotations
 
 from agent.assembly.features import Candidate, candidates
-from agent.assembly.selector import score_pool
-from agent.context import Context
 from agent.retrieval.products import product_key
 
 
@@ -24,17 +22,11 @@ def product_groups(pool: list[dict]) -> dict[str, list[dict]]:
     return groups
 
 
-def by_product_scores(question: str, pool: list[dict], context: Context) -> list[tuple[Candidate, float]] | None:
-    """Every candidate of the pool (in `candidates(pool)` order) scored within its product's
-    passages; None when the pool documents fewer than two products (it is scored as one pool)."""
-    return within_products(pool, lambda passages: score_pool(question, passages, context))
-
-
 def within_products(pool: list[dict], score, missing=0.0) -> list[tuple[Candidate, object]] | None:
     """Every candidate of the pool (in `candidates(pool)` order) with what `score(passages)` (a
     list of (candidate, value), as `score_pool`'s) gives it within its product's passages, or
     `missing`; None when the pool documents fewer than two products. The selector's training
-    reads its feature rows this way, as auto scores them."""
+    reads its feature rows this way, each product's as if the question had named it."""
     groups = product_groups(pool)
     if len([key for key in groups if key]) < 2:
         return None

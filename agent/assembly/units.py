@@ -31,6 +31,7 @@ _PROSE_LEAD = re.compile(r"^[A-Z][^(){}\[\]=;$<>]*:$")
 # a cell naming a flag, a setting or an identifier: shown as code
 _CODE_CELL = re.compile(r"^(?:-{1,2}[\w-]+|[\w.-]*[_./=$@<>\[\]{}][\w.-]*|[a-z][\w-]*|[A-Z][A-Z0-9_]+)(?:[, =]+\S+)*$")
 _OPTION = re.compile(r"^`[^`]+` — ")  # an option's row or item, as `option` writes it
+_OPTION_LINE = re.compile(r"^-{1,2}[A-Za-z][\w-]*[,:]?\s")  # one as a man page's text has it: "-k --keep Keep ..."
 _TO_DO = re.compile(r"^To\s+\w+[^,]{0,80},\s+\w+")  # "To run the tests, type ..."
 # verbs an instruction opens with ("Run make check.", "Set PAGER to ...")
 INSTRUCTION_VERBS = frozenset(
@@ -209,7 +210,7 @@ def names_asked(unit: str, asked: set[str]) -> bool:
 def says_how(passage: dict, unit: str) -> bool:
     """Whether the unit tells how: a code block with its lead-in, an option's row, or an
     instruction (it opens with an instruction verb, or "To do X, do Y")."""
-    if is_code_unit(unit) or passage_kind(passage) == "table" or _OPTION.match(unit):
+    if is_code_unit(unit) or passage_kind(passage) == "table" or _OPTION.match(unit) or _OPTION_LINE.match(unit):
         return True
     first = (re.findall(r"[A-Za-z]+", unit) or [""])[0].lower()
     return first in INSTRUCTION_VERBS or bool(_TO_DO.match(unit))

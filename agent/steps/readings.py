@@ -12,7 +12,6 @@ from langgraph.runtime import Runtime
 
 from agent.assembly.checks import model_sentences
 from agent.assembly.compose import compose
-from agent.assembly.products import by_product_scores
 from agent.assembly.nodes import announce, readings_for, stream_checks, with_reading_interpretations
 from agent.context import Context
 from agent.retrieval.retriever import get_retriever
@@ -30,9 +29,7 @@ def synthesize_with_readings(state: dict, runtime: Runtime[Context]) -> dict:
     if not shown:  # nothing to synthesize over: the synthesis says so
         return synthesize_answer(state, runtime)
     pool = list({p["id"]: p for p in [*shown, *(state.get("detection_passages") or [])]}.values())
-    # over several products' documents each product's sentences are read as if it were asked about
-    readings, passages = readings_for(question, pool, context, True, shown,
-                                      scored=by_product_scores(question, pool, context))
+    readings, passages = readings_for(question, pool, context, True, shown)
     announce(readings, passages)
     stands, shows = stream_checks(shown, question, [r["text"] for r in readings])
     update = synthesize_answer(state, runtime, stands=stands, shows=shows)

@@ -1,0 +1,146 @@
+"""Which unit of a product's manuals answers: every unit of its documents, not only the pool's.
+
+A manual's option list is cut into passages of a dozen options each, and the embedding of such a
+passage is far from any one question: the row that answers ("-k --keep  Keep (don't delete) input
+files") is often not among the retrieved passages although its document is. On the manuals' tune
+products the labelled unit was in auto's pool for 27 of 49 ambiguous senses, and among the ten
+units of its documents that share the question's rarest words for 38 of 47. So a product's units
+are read from all of its documents' passages (`document_passages`): a short list of SHORTLIST
+units, an option the question names first, then by the words they share with the question
+(`shared_words`); the reader reads those, and a logistic ranker over RANKER_FEATURES (the reader's
+logit, the words shared against the list's best, whether an option is named, whether the unit says
+how) picks the one that speaks for the product. The ranker is learned on the tune products
+(`bench/train_product_gate.py`; card: agent/data/product_gate_card.md). It reads the reader's
+probability whatever `reading_scorer` says: the selector's features were learned on encyclopedia
+sentences, and over manuals they rank an option's row below the prose around it.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from agent.assembly.features import Candidate, candidates
+from agent.assembly.selector import SelectorModel, logit, readable, reader_scores
+from agent.assembly.units import names_asked, says_how, unit_prose
+from agent.context import Context
+from agent.documents.citation import location
+from agent.retrieval.retriever import get_retriever, passage_vectors, sentence_vectors
+from agent.steps.grounding import content_tokens
+
+RANKER_PATH = Path(__file__).resolve().parents[1] / "data" / "unit_ranker.npz"
+RANKER_FEATURES = ("reader_logit", "words_shared", "option_named", "says_how", "passage_cosine")
+SHORTLIST = 10  # the units the reader reads per product: ten held the labelled one for 38 of 47 tune senses
+LENGTH_DISCOUNT = 0.02  # per content word: a long unit shares more words by its length alone
+
+
+@dataclass(frozen=True)
+class RankedUnit:
+    """A unit of a product's documents with what the ranker read and its probability."""
+
+    candidate: Candidate
+    reader: float
+    probability: float
+
+
+@lru_cache(maxsize=2)
+def load_unit_ranker(path: str = str(RANKER_PATH)) -> SelectorModel:
+    """The shipped ranker; its feature list must be this code's, or the weights read the wrong columns."""
+    with np.load(path) as data:
+        if tuple(str(f) for f in data["features"]) != RANKER_FEATURES:
+            raise ValueError(f"unit ranker {path} was trained on other features; retrain with "
+                             "bench/train_product_gate.py")
+        return SelectorModel(coef=data["coef"], intercept=float(data["intercept"]), mean=data["mean"],
+                             scale=data["scale"], threshold=float(data["threshold"]))
+
+
+def ranked_units(question: str, passages: list[dict], context: Context,
+                 ranker: SelectorModel | None = None) -> list[RankedUnit]:
+    """The short list of the readable units of the documents `passages` come from, the ranker's
+    most probable first; empty when they hold none."""
+    units, reader, rows = shortlist(question, passages, context)
+    if not units:
+        return []
+    probabilities = (ranker or load_unit_ranker()).probabilities(rows)
+    ranked = [RankedUnit(unit, p, float(q)) for unit, p, q in zip(units, reader, probabilities)]
+    return sorted(ranked, key=lambda unit: -unit.probability)
+
+
+def shortlist(question: str, passages: list[dict], context: Context
+              ) -> tuple[list[Candidate], list[float], np.ndarray]:
+    """(the SHORTLIST readable units of the documents `passages` come from that an option named by
+    the question, then the words shared, put first; the reader's probability of each; the
+    ranker's RANKER_FEATURES row of each)."""
+    found = [c for c in candidates(document_passages(passages, context)) if readable(c)]
+    if not found:
+        return [], [], np.zeros((0, len(RANKER_FEATURES)))
+    asked = set(content_tokens(question))
+    shared = shared_words(asked, [c.sentence for c in found])
+    named = [names_asked(c.sentence, asked) for c in found]
+    by_words = sorted(range(len(found)), key=lambda i: (-named[i], -shared[i], i))[:SHORTLIST]
+    short = sorted(set(by_words) | {i for i, c in enumerate(found) if c.passage["id"] == passages[0]["id"]})
+    units = [found[i] for i in short]
+    reader = reader_scores(question, units)
+    best_shared = max(shared[i] for i in short) or 1.0
+    retriever = get_retriever(context)
+    closeness = passage_vectors(retriever, [u.passage for u in units]) @ sentence_vectors(retriever, [question])[0]
+    rows = np.array([[logit(p), shared[i] / best_shared, float(named[i]), float(says_how(unit.passage, unit.sentence)),
+                      float(near)] for i, unit, p, near in zip(short, units, reader, closeness)])
+    return units, [float(p) for p in reader], rows
+
+
+def shared_words(asked: set[str], units: list[str]) -> list[float]:
+    """How much of the question each unit says: the rarity (inverse document frequency among these
+    units) of the question's content words it holds, discounted by its length."""
+    said = [set(content_tokens(unit_prose(unit))) for unit in units]
+    counts = Counter(word for words in said for word in words & asked)
+    rarity = {word: math.log((len(said) + 1) / (counts[word] + 0.5)) for word in asked}
+    return [sum(rarity[word] for word in words & asked) / (1 + LENGTH_DISCOUNT * len(words)) for words in said]
+
+
+def document_passages(passages: list[dict], context: Context) -> list[dict]:
+    """Every passage of the documents `passages` come from, in reading order, each tagged with its
+    document's product as the pool tags it (the pool's own dict where it holds the passage);
+    `passages` themselves where they come from no document."""
+    documents = tuple(sorted({location(p).get("document") for p in passages} - {None, ""}))
+    if not documents:
+        return list(passages)
+    products = {location(p).get("document"): p.get("product") for p in passages}
+    given = {p["id"]: p for p in passages}  # the pool's own, so a unit of one cites it as the pool numbers it
+    found = _stored_passages(get_retriever(context).store, documents)
+    return [given.get(p["id"]) or ({**p, "product": products[p.get("document")]} if products.get(p.get("document")) else p)
+            for p in found]
+
+
+_MEMO: dict[tuple, list[dict]] = {}
+_MEMO_LOCK = threading.Lock()
+MEMO_SIZE = 64  # documents sets; a question reads a few, its gate and readings read the same again
+
+
+def _stored_passages(store, documents: tuple[str, ...]) -> list[dict]:
+    """The stored passages of `documents`, in document then passage order; read once per index version."""
+    key = (str(getattr(store, "path", "")), store.version(), documents)
+    with _MEMO_LOCK:
+        if key in _MEMO:
+            return _MEMO[key]
+    rows = store.chunk_rows(list(documents))
+    ids = [pid for document in documents for pid in sorted(rows.get(document, {}), key=_passage_order)]
+    stored = store.get(ids)
+    found = [stored[pid] for pid in ids if pid in stored]
+    with _MEMO_LOCK:
+        if len(_MEMO) >= MEMO_SIZE:
+            _MEMO.clear()
+        _MEMO[key] = found
+    return found
+
+
+def _passage_order(passage_id: str) -> tuple:
+    """"doc#p3.12" and "doc#7" in reading order: the numbers after "#", as numbers."""
+    tail = passage_id.rsplit("#", 1)[-1].lstrip("p")
+    return tuple(int(part) if part.isdigit() else 0 for part in tail.split("."))

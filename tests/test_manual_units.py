@@ -1,0 +1,85 @@
+"""A product's unit is read from all of its documents' passages, not only those the search returned.
+
+One invented compressor's manual, long enough to be cut into several passages, whose option that
+keeps the input file stands in a passage of its own far from the description. Given only the
+description's passage, the unit ranker still finds that option's row, and the pool's own passage
+dicts are kept so that a reading cites the passage as the pool numbers it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agent.assembly.manual_units import (RANKER_FEATURES, _passage_order, document_passages, load_unit_ranker,
+                                         ranked_units, shared_words)
+from agent.assembly.units import says_how
+from agent.context import Context
+from agent.retrieval.retriever import get_retriever
+from tests.document_files import index_of
+
+QUESTION = "How do I keep the input files when compressing?"
+FILLER = ["level", "threads", "memory", "suffix", "quiet", "verbose", "force", "stdout", "list", "test",
+          "recursive", "name", "no-name", "license", "version", "help", "format", "check", "sparse", "block"]
+
+
+def manual() -> str:
+    rows = "\n".join(f"- `--{word}`: Sets the {word} behaviour of the tool for every file it reads on the "
+                     f"command line, as the section on {word} describes in more detail below." for word in FILLER)
+    return ("# Pressly Manual\n\n## Description\n\nPressly is a compressor for the command line. It replaces "
+            "each file it compresses by a file with the .pz suffix and removes the original once the copy "
+            "is written.\n\n## Options\n\n" + rows +
+            "\n- `-k`, `--keep`: Keep (do not delete) the input files after compressing them.\n")
+
+
+@pytest.fixture(scope="module")
+def long_manual(tmp_path_factory) -> str:
+    return index_of({"pressly/README.md": manual()}, tmp_path_factory.mktemp("long-manual"),
+                    tmp_path_factory.mktemp("long-manual-index"))
+
+
+def first_passage(context: Context) -> dict:
+    ranked = get_retriever(context).search("Pressly compressor replaces each file removes the original", "sparse", 1)
+    return {**ranked[0], "product": "Pressly"}
+
+
+def test_the_option_row_is_found_in_a_passage_the_search_did_not_return(long_manual):
+    context = Context(index_dir=long_manual)
+    given = first_passage(context)
+    assert "--keep" not in given["text"]
+    everything = document_passages([given], context)
+    assert len(everything) > 2 and all(p["product"] == "Pressly" for p in everything)
+    assert any(p is given for p in everything)  # the pool's own dict: a reading cites it as the pool numbers it
+    ranked = ranked_units(QUESTION, [given], context)
+    assert ranked and "--keep" in ranked[0].candidate.sentence
+    assert ranked[0].candidate.passage["id"] != given["id"]
+    assert [r.probability for r in ranked] == sorted((r.probability for r in ranked), reverse=True)
+
+
+def test_rarer_shared_words_weigh_more_and_length_discounts():
+    asked = {"keep", "input", "file"}
+    units = ["The file is read.", "The file is read.", "Keep the input.", "Keep the input " + "word " * 60]
+    scores = shared_words(asked, units)
+    assert scores[2] > scores[0] == scores[1]  # "keep" and "input" are rarer than "file"
+    assert scores[3] < scores[2]
+
+
+def test_passages_are_read_in_document_order():
+    ids = ["d#p3.12", "d#p10.0", "d#p3.2", "d#7", "d#12"]
+    assert sorted(ids, key=_passage_order) == ["d#p3.2", "d#p3.12", "d#7", "d#p10.0", "d#12"]
+
+
+def test_a_ranker_trained_on_other_features_is_refused(tmp_path):
+    shipped = load_unit_ranker()
+    assert shipped.coef.shape == (len(RANKER_FEATURES),)
+    other = tmp_path / "ranker.npz"
+    np.savez(other, coef=np.zeros(2), intercept=0.0, mean=np.zeros(2), scale=np.ones(2), threshold=0.5,
+             features=np.array(["reader_logit", "something_else"]))
+    with pytest.raises(ValueError, match="other features"):
+        load_unit_ranker(str(other))
+
+
+def test_an_option_line_as_a_man_page_text_has_it_says_how():
+    assert says_how({}, "-k --keep Keep (don't delete) input files during compression.")
+    assert says_how({}, "--rm: remove source file(s) after successful compression.")
+    assert not says_how({}, "-- has xx other links: unchanged")  # a diagnostic, not an option
+    assert not says_how({}, "The -k flag keeps the input files.")
