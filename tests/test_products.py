@@ -13,7 +13,6 @@ import pytest
 
 from agent.app import api
 from agent.assembly.features import candidates
-from agent.assembly.product_lines import product_passages
 from agent.assembly.products import within_products
 from agent.context import Context
 from agent.retrieval.pool import document_pool, per_document, user_turns
@@ -214,15 +213,3 @@ def test_a_product_is_spelled_one_way_whatever_passages_a_question_retrieves():
     assert {p["product"] for p in with_products([plain])} == {"zstd"}
     written = passage(3, "Most users call Zstd from a script.")  # a capital inside a sentence: a name
     assert {p["product"] for p in with_products([heading, plain, written])} == {"Zstd"}
-
-
-def test_a_products_line_reads_the_passage_its_reading_cites_first():
-    def passage(pid, product):
-        return {"id": pid, "title": "", "text": "", "document": pid.split("#")[0], "product": product}
-    pool = [passage("a/r.md#1", "Alpha"), passage("b/r.md#1", "Beta"), passage("a/r.md#2", "Alpha"),
-            passage("b/r.md#2", "Beta"), passage("a/r.md#3", "Alpha")]
-    read = [passage("a/r.md#9", "Alpha")]  # found by the unit ranker in a passage the search ranked low
-    groups = product_passages(pool, ["Alpha", "Beta"], read)
-    assert [p["id"] for p in groups["Alpha"]] == ["a/r.md#9", "a/r.md#1"]
-    assert [p["id"] for p in groups["Beta"]] == ["b/r.md#1", "b/r.md#2"]
-    assert [p["id"] for p in product_passages(pool, ["Alpha"], [pool[0]])["Alpha"]] == ["a/r.md#1", "a/r.md#2"]
