@@ -19,7 +19,7 @@ import numpy as np
 from agent.assembly.compose import sense_name
 from agent.assembly.features import Candidate
 from agent.assembly.product_gate import product_answers
-from agent.assembly.selector import mixed_scores, reader_floor, scored_parts, whole
+from agent.assembly.selector import load_logistic, mixed_scores, reader_floor, scored_parts, whole
 from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.steps.ambiguity_signals import detector_signal, edition_signal, passage_signals
 
@@ -76,11 +76,7 @@ def load_gate(path: str = str(GATE_MODEL_PATH)) -> GateModel | None:
     """The shipped gate, or None when there is none (the rule gate decides then)."""
     if not Path(path).exists():
         return None
-    data = np.load(path)
-    if tuple(str(f) for f in data["features"]) != GATE_FEATURES:
-        raise ValueError(f"gate model {path} was trained on other features; retrain with bench/train_gate.py")
-    return GateModel(coef=data["coef"], intercept=float(data["intercept"]), mean=data["mean"], scale=data["scale"],
-                     threshold=float(data["threshold"]))
+    return load_logistic(path, GATE_FEATURES, "gate model", "bench/train_gate.py", GateModel)
 
 
 def gate_signals(question: str, pool: list[dict], context) -> tuple[dict, list[tuple[Candidate, float]]]:

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from agent.assembly.features import Candidate, candidates
-from agent.assembly.selector import SelectorModel, logit, readable, reader_scores
+from agent.assembly.selector import SelectorModel, load_logistic, logit, readable, reader_scores
 from agent.assembly.units import names_asked, says_how, unit_prose
 from agent.context import Context
 from agent.documents.citation import location
@@ -51,13 +51,8 @@ class RankedUnit:
 
 @lru_cache(maxsize=2)
 def load_unit_ranker(path: str = str(RANKER_PATH)) -> SelectorModel:
-    """The shipped ranker; its feature list must be this code's, or the weights read the wrong columns."""
-    with np.load(path) as data:
-        if tuple(str(f) for f in data["features"]) != RANKER_FEATURES:
-            raise ValueError(f"unit ranker {path} was trained on other features; retrain with "
-                             "bench/train_product_gate.py")
-        return SelectorModel(coef=data["coef"], intercept=float(data["intercept"]), mean=data["mean"],
-                             scale=data["scale"], threshold=float(data["threshold"]))
+    """The shipped ranker."""
+    return load_logistic(path, RANKER_FEATURES, "unit ranker", "bench/train_product_gate.py")
 
 
 def ranked_units(question: str, passages: list[dict], context: Context,

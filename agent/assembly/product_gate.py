@@ -29,7 +29,7 @@ import numpy as np
 from agent.assembly.features import Candidate
 from agent.assembly.products import product_groups
 from agent.assembly.manual_units import ranked_units
-from agent.assembly.selector import SelectorModel, logit
+from agent.assembly.selector import SelectorModel, load_logistic, logit
 from agent.assembly.units import unit_prose
 from agent.context import Context
 from agent.documents.citation import location
@@ -48,13 +48,8 @@ class ProductGate(SelectorModel):
 
 @lru_cache(maxsize=2)
 def load_product_gate(path: str = str(MODEL_PATH)) -> ProductGate:
-    """The shipped gate; its feature list must be this code's, or the weights read the wrong columns."""
-    with np.load(path) as data:
-        if tuple(str(f) for f in data["features"]) != FEATURES:
-            raise ValueError(f"product gate {path} was trained on other features; retrain with "
-                             "bench/train_product_gate.py")
-        return ProductGate(coef=data["coef"], intercept=float(data["intercept"]), mean=data["mean"],
-                           scale=data["scale"], threshold=float(data["threshold"]))
+    """The shipped gate."""
+    return load_logistic(path, FEATURES, "product gate", "bench/train_product_gate.py", ProductGate)
 
 
 @dataclass(frozen=True)

@@ -75,13 +75,18 @@ def load_selector(path: str | None = None) -> SelectorModel:
 
 @lru_cache(maxsize=4)
 def _load_selector(path: str) -> SelectorModel:
-    """The shipped model (or one from `bench/train_selector.py --out`); its feature list must
-    be this code's, or the weights would be read against the wrong columns."""
-    data = np.load(path)
-    if tuple(str(f) for f in data["features"]) != FEATURES:
-        raise ValueError(f"selector model {path} was trained on other features; retrain with bench/train_selector.py")
-    return SelectorModel(coef=data["coef"], intercept=float(data["intercept"]), mean=data["mean"],
-                         scale=data["scale"], threshold=float(data["threshold"]))
+    """The shipped model (or one from `bench/train_selector.py --out`)."""
+    return load_logistic(path, FEATURES, "selector model", "bench/train_selector.py")
+
+
+def load_logistic(path: str, features: tuple[str, ...], what: str, trainer: str, kind: type = SelectorModel):
+    """A logistic model `SelectorModel.save` wrote, as `kind`; its feature list must be `features`
+    (this code's), or the weights would be read against the wrong columns."""
+    with np.load(path) as data:
+        if tuple(str(f) for f in data["features"]) != features:
+            raise ValueError(f"{what} {path} was trained on other features; retrain with {trainer}")
+        return kind(coef=data["coef"], intercept=float(data["intercept"]), mean=data["mean"],
+                    scale=data["scale"], threshold=float(data["threshold"]))
 
 
 def scored_candidates(question: str, pool: list[dict], embed, model: SelectorModel, passage_vectors=None,
