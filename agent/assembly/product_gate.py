@@ -10,9 +10,9 @@ agent/data/product_gate_card.md; figures: docs/results/manuals.md):
   documents (agent/assembly/manual_units.py), not only the pool's: the row that answers is often
   in a passage the search did not rank;
 - *whether the product answers at all*: a logistic regression over product-level signals (how
-  sure the reader and the unit ranker are of that unit, where the product's first passage ranks
-  among the products', how many passages it brought, the share of the question's words the unit
-  says), with one threshold.
+  sure the reader and the unit ranker are of that unit, how far behind the surest product the
+  ranker is, where the product's first passage ranks among the products', how many passages it
+  brought, the share of the question's words the unit says), with one threshold.
 
 A clear question over one product's manuals is answered with that product's best unit
 (`one_product_answer`); records without documents (the demo corpus, JSONL) never come here.
