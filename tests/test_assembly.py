@@ -111,6 +111,11 @@ def test_a_reading_is_introduced_by_its_sense_unless_it_names_it():
         "For Saturn V, it stood 110.6 metres tall [1].")  # the sense, not the title and a colon
     assert reading_text("The Saturn V stood 110.6 metres tall.", section, [section]) == (
         "The Saturn V stood 110.6 metres tall [1].")
+    manual = {"id": "lz4/lz4.1.pdf#p2", "title": "lz4", "text": "", "document": "lz4/lz4.1.pdf", "product": "lz4"}
+    assert reading_text("-t --test Test the integrity of compressed .lz4 files.", manual, [manual]) == (
+        "For lz4, -t --test Test the integrity of compressed .lz4 files [1].")  # a file's suffix names no product
+    assert reading_text("Coverage.py measures code.", {**manual, "product": "Coverage.py"}, [manual]) == (
+        "Coverage.py measures code [1].")
 
 
 def test_a_lead_names_a_sense_in_plain_words_and_only_where_it_tells_readings_apart():

@@ -89,9 +89,14 @@ def inside_sentence(word: str) -> re.Pattern:
 
 
 def names_sense(sentence: str, sense: str) -> bool:
-    """Whether the sentence already says which sense it is about (its words hold the sense's)."""
-    wanted = set(content_tokens(sense))
-    return bool(wanted) and wanted <= set(content_tokens(sentence))
+    """Whether the sentence already says which sense it is about (its words hold the sense's). A
+    file's suffix names no product (".lz4 files" in lz4's option row says which files, not whose
+    option), so suffixes are read as nothing on both sides ("Coverage.py" is named by "Coverage")."""
+    wanted = set(content_tokens(_SUFFIX.sub("", sense)))
+    return bool(wanted) and wanted <= set(content_tokens(_SUFFIX.sub("", sentence)))
+
+
+_SUFFIX = re.compile(r"\.\w+")  # ".lz4", ".py": a dot that ends a sentence has no word right after it
 
 
 def reading_text(sentence: str, passage: dict, passages: list[dict], lead: bool = True) -> str:
