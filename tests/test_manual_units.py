@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent.assembly.manual_units import (RANKER_FEATURES, _passage_order, document_passages, load_unit_ranker,
+from agent.assembly.manual_units import (RANKER_FEATURES, _passage_order, document_units, load_unit_ranker,
                                          ranked_units, shared_words)
 from agent.assembly.units import says_how
 from agent.context import Context
@@ -46,9 +46,11 @@ def test_the_option_row_is_found_in_a_passage_the_search_did_not_return(long_man
     context = Context(index_dir=long_manual)
     given = first_passage(context)
     assert "--keep" not in given["text"]
-    everything = document_passages([given], context)
+    units, said = document_units([given], context)
+    everything = list({id(c.passage): c.passage for c in units}.values())
     assert len(everything) > 2 and all(p["product"] == "Pressly" for p in everything)
     assert any(p is given for p in everything)  # the pool's own dict: a reading cites it as the pool numbers it
+    assert len(said) == len(units) and any("keep" in words for words in said)
     ranked = ranked_units(QUESTION, [given], context)
     assert ranked and "--keep" in ranked[0].candidate.sentence
     assert ranked[0].candidate.passage["id"] != given["id"]

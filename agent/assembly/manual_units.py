@@ -5,11 +5,12 @@ passage is far from any one question: the row that answers ("-k --keep  Keep (do
 files") is often not among the retrieved passages although its document is. On the manuals' tune
 products the labelled unit was in auto's pool for 27 of 49 ambiguous senses, and among the ten
 units of its documents that share the question's rarest words for 38 of 47. So a product's units
-are read from all of its documents' passages (`document_passages`): a short list of SHORTLIST
+are read from all of its documents' passages (`document_units`): a short list of SHORTLIST
 units, an option the question names first, then by the words they share with the question
-(`shared_words`); the reader reads those, and a logistic ranker over RANKER_FEATURES (the reader's
-logit, the words shared against the list's best, whether an option is named, whether the unit says
-how) picks the one that speaks for the product. The ranker is learned on the tune products
+(`shared_words`), with the units of the product's best retrieved passage; the reader reads those,
+and a logistic ranker over RANKER_FEATURES (the reader's logit, the words shared against the
+list's best, whether an option is named, whether the unit says how, the cosine of its passage to
+the question) picks the one that speaks for the product. The ranker is learned on the tune products
 (`bench/train_product_gate.py`; card: agent/data/product_gate_card.md). It reads the reader's
 probability whatever `reading_scorer` says: the selector's features were learned on encyclopedia
 sentences, and over manuals they rank an option's row below the prose around it.
@@ -69,14 +70,14 @@ def ranked_units(question: str, passages: list[dict], context: Context,
 
 def shortlist(question: str, passages: list[dict], context: Context
               ) -> tuple[list[Candidate], list[float], np.ndarray]:
-    """(the SHORTLIST readable units of the documents `passages` come from that an option named by
-    the question, then the words shared, put first; the reader's probability of each; the
-    ranker's RANKER_FEATURES row of each)."""
-    found = [c for c in candidates(document_passages(passages, context)) if readable(c)]
+    """(the readable units of the documents `passages` come from that the question names an option
+    of, then share the most words with, SHORTLIST of them, and the units of `passages[0]` (the
+    best retrieved); the reader's probability of each; the ranker's RANKER_FEATURES row of each)."""
+    found, said = document_units(passages, context)
     if not found:
         return [], [], np.zeros((0, len(RANKER_FEATURES)))
     asked = set(content_tokens(question))
-    shared = shared_words(asked, [c.sentence for c in found])
+    shared = _shared(asked, said)
     named = [names_asked(c.sentence, asked) for c in found]
     by_words = sorted(range(len(found)), key=lambda i: (-named[i], -shared[i], i))[:SHORTLIST]
     short = sorted(set(by_words) | {i for i, c in enumerate(found) if c.passage["id"] == passages[0]["id"]})
@@ -93,33 +94,56 @@ def shortlist(question: str, passages: list[dict], context: Context
 def shared_words(asked: set[str], units: list[str]) -> list[float]:
     """How much of the question each unit says: the rarity (inverse document frequency among these
     units) of the question's content words it holds, discounted by its length."""
-    said = [set(content_tokens(unit_prose(unit))) for unit in units]
+    return _shared(asked, [unit_words(unit) for unit in units])
+
+
+def unit_words(unit: str) -> frozenset[str]:
+    """The content words a unit says, as `shared_words` counts them."""
+    return frozenset(content_tokens(unit_prose(unit)))
+
+
+def _shared(asked: set[str], said: list[frozenset[str]]) -> list[float]:
     counts = Counter(word for words in said for word in words & asked)
     rarity = {word: math.log((len(said) + 1) / (counts[word] + 0.5)) for word in asked}
     return [sum(rarity[word] for word in words & asked) / (1 + LENGTH_DISCOUNT * len(words)) for words in said]
 
 
-def document_passages(passages: list[dict], context: Context) -> list[dict]:
-    """Every passage of the documents `passages` come from, in reading order, each tagged with its
-    document's product as the pool tags it (the pool's own dict where it holds the passage);
-    `passages` themselves where they come from no document."""
-    documents = tuple(sorted({location(p).get("document") for p in passages} - {None, ""}))
+def document_units(passages: list[dict], context: Context) -> tuple[list[Candidate], list[frozenset[str]]]:
+    """(the readable units of every passage of the documents `passages` come from, in reading
+    order, each passage tagged with its document's product as the pool tags it (the pool's own
+    dict where it holds the passage); the content words each unit says). `passages`' own units
+    where they come from no document. A document's units are split and read once per index
+    version: the gate and the readings read the same products in turn."""
+    documents = _documents(passages)
     if not documents:
-        return list(passages)
+        found = [c for c in candidates(passages) if readable(c)]
+        return found, [unit_words(c.sentence) for c in found]
+    stored, units = _stored_units(get_retriever(context).store, documents)
+    tagged = _as_pool_tags(passages, stored)
+    return [Candidate(tagged[i], position, sentence, i) for i, position, sentence, _ in units], [w for *_, w in units]
+
+
+def _documents(passages: list[dict]) -> tuple[str, ...]:
+    return tuple(sorted({location(p).get("document") for p in passages} - {None, ""}))
+
+
+def _as_pool_tags(passages: list[dict], stored: list[dict]) -> list[dict]:
+    """`stored` as the pool has them: its own dict where it holds the passage (so a unit of one
+    cites it as the pool numbers it), else tagged with its document's product."""
     products = {location(p).get("document"): p.get("product") for p in passages}
-    given = {p["id"]: p for p in passages}  # the pool's own, so a unit of one cites it as the pool numbers it
-    found = _stored_passages(get_retriever(context).store, documents)
+    given = {p["id"]: p for p in passages}
     return [given.get(p["id"]) or ({**p, "product": products[p.get("document")]} if products.get(p.get("document")) else p)
-            for p in found]
+            for p in stored]
 
 
-_MEMO: dict[tuple, list[dict]] = {}
+_MEMO: dict[tuple, tuple[list[dict], list[tuple]]] = {}
 _MEMO_LOCK = threading.Lock()
 MEMO_SIZE = 64  # documents sets; a question reads a few, its gate and readings read the same again
 
 
-def _stored_passages(store, documents: tuple[str, ...]) -> list[dict]:
-    """The stored passages of `documents`, in document then passage order; read once per index version."""
+def _stored_units(store, documents: tuple[str, ...]) -> tuple[list[dict], list[tuple[int, int, str, frozenset[str]]]]:
+    """(the stored passages of `documents`, in document then passage order; their readable units as
+    (passage index, position, unit, its content words)): read once per index version."""
     key = (str(getattr(store, "path", "")), store.version(), documents)
     with _MEMO_LOCK:
         if key in _MEMO:
@@ -128,11 +152,12 @@ def _stored_passages(store, documents: tuple[str, ...]) -> list[dict]:
     ids = [pid for document in documents for pid in sorted(rows.get(document, {}), key=_passage_order)]
     stored = store.get(ids)
     found = [stored[pid] for pid in ids if pid in stored]
+    units = [(c.rank, c.position, c.sentence, unit_words(c.sentence)) for c in candidates(found) if readable(c)]
     with _MEMO_LOCK:
         if len(_MEMO) >= MEMO_SIZE:
             _MEMO.clear()
-        _MEMO[key] = found
-    return found
+        _MEMO[key] = (found, units)
+    return found, units
 
 
 def _passage_order(passage_id: str) -> tuple:
