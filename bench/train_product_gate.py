@@ -41,6 +41,7 @@ from agent.context import Context  # noqa: E402
 from agent.evaluation.sentence_metrics import states_any  # noqa: E402
 from documents_questions import of_sense  # noqa: E402
 from train_selector import MANUALS, fit_logistic, pools  # noqa: E402
+from train_selector import fit as fit_selector_form  # noqa: E402
 
 CARD = MODEL_PATH.parent / "product_gate_card.md"
 GRID = [round(t, 2) for t in np.arange(0.1, 0.91, 0.05)]
@@ -71,19 +72,23 @@ def unit_rows(items: list[dict], index: str) -> list[dict]:
                 continue
             units, _, features = shortlist(question["question"], passages, context)
             if units:
-                rows.append({"question": question["id"], "group": question.get("rewords") or question["id"], "features": features,
+                rows.append({"question": question["id"], "group": group_of(question), "features": features,
                              "labels": np.array([int(states_any(u.sentence, sense["answers"])) for u in units])})
     return rows
 
 
+def group_of(question: dict) -> str:
+    """What is left out of a fit together: a question and the tune questions that reword it."""
+    return question.get("rewords") or question["id"]
+
+
 def fit_ranker(rows: list[dict]) -> SelectorModel:
-    coef, intercept, mean, scale = fit_logistic(np.vstack([r["features"] for r in rows]),
-                                                np.concatenate([r["labels"] for r in rows]))
-    return SelectorModel(coef=coef, intercept=intercept, mean=mean, scale=scale, threshold=0.5)
+    return fit_selector_form(np.vstack([r["features"] for r in rows]), np.concatenate([r["labels"] for r in rows]))
 
 
 def ranker_first_right(rows: list[dict]) -> tuple[int, int, int]:
-    """(lists whose first unit is labelled, scoring each question by a ranker fitted without it;
+    """(lists whose first unit is labelled, scoring each question by a ranker fitted without it and
+    its rewordings (`group_of`);
     the same for the reader alone; lists holding a labelled unit)."""
     ranked = reader = 0
     held = [r for r in rows if r["labels"].any()]
@@ -102,7 +107,8 @@ def product_rows(items: list[dict], index: str, ranker: SelectorModel) -> list[d
         question = item["fixture"]
         for found in product_candidates(question["question"], item["pool"], context, ranker) or []:
             sense = sense_of(found.candidate.passage, question)
-            rows.append({"question": question["id"], "group": question.get("rewords") or question["id"], "senses": len(question["senses"]), "features": found.features,
+            rows.append({"question": question["id"], "group": group_of(question), "senses": len(question["senses"]),
+                         "features": found.features,
                          "label": int(sense is not None),
                          "precise": bool(sense) and states_any(found.candidate.sentence, sense["answers"])})
     return rows
@@ -115,7 +121,8 @@ def fit(rows: list[dict], threshold: float = 0.5) -> ProductGate:
     return ProductGate(coef=coef, intercept=intercept, mean=mean, scale=scale, threshold=threshold)
 
 
-def leave_one_question_out(rows: list[dict]) -> np.ndarray:
+def leave_one_group_out(rows: list[dict]) -> np.ndarray:
+    """Each row's probability by a gate fitted without its question and that question's rewordings."""
     probabilities = np.zeros(len(rows))
     for group in sorted({r["group"] for r in rows}):
         held = [i for i, r in enumerate(rows) if r["group"] == group]
@@ -151,9 +158,9 @@ def card(model: ProductGate, ranker: SelectorModel, ranker_check: tuple[int, int
         "products (bench/fixtures/manuals_questions.json, split tune). The test products were never read.", "",
         "## Unit ranker", "",
         "Rows: the short list of each labelled product of each tune question's pool, a unit labelled 1 when",
-        "it states a short answer of that product's sense. Scored with each question left out of its own",
-        f"fit, the ranker's first unit is a labelled one for {ranked} of the {held} lists that hold one; the reader's",
-        f"first alone, {reader}.", "",
+        "it states a short answer of that product's sense. Scored with each question and its rewordings left",
+        f"out of their own fit, the ranker's first unit is a labelled one for {ranked} of the {held} lists that",
+        f"hold one; the reader's first alone, {reader}.", "",
         "| feature | weight (standardized) |", "| --- | ---: |",
         *[f"| {name} | {weight:+.2f} |" for name, weight in zip(RANKER_FEATURES, ranker.coef)],
         f"| intercept | {ranker.intercept:+.2f} |", "",
@@ -164,8 +171,8 @@ def card(model: ProductGate, ranker: SelectorModel, ranker_check: tuple[int, int
         *[f"| {name} | {weight:+.2f} |" for name, weight in zip(FEATURES, model.coef)],
         f"| intercept | {model.intercept:+.2f} |", "",
         f"Threshold {model.threshold:.2f}: the best F0.5 of reading precision and sense recall, each question",
-        "scored by a model fitted without it (a reading: a product's best unit by the unit ranker; precise",
-        "when it states a short answer of that product's sense).", "",
+        "scored by a model fitted without it and its rewordings (a reading: a product's best unit by the unit",
+        "ranker; precise when it states a short answer of that product's sense).", "",
         "| threshold | readings/q | precision | sense recall | right product |", "| ---: | ---: | ---: | ---: | ---: |",
         *[f"| {r['threshold']:.2f} | {r['readings_per_q']:.2f} | {r['precision']:.3f} | {r['sense_recall']:.3f} | "
           f"{r['right_product']:.3f} |" for r in table], "",
@@ -195,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     if not rows or len({r["label"] for r in rows}) < 2:
         print("no pool of two or more products with both labels: is the index the tune products'?", file=sys.stderr)
         return 1
-    probabilities = leave_one_question_out(rows)
+    probabilities = leave_one_group_out(rows)
     table = [scores_at(rows, probabilities, t) for t in GRID]
     best = max(table, key=lambda row: (round(f_half(row), 3), row["threshold"]))
     model = fit(rows, best["threshold"])

@@ -132,7 +132,7 @@ def _as_pool_tags(passages: list[dict], stored: list[dict]) -> list[dict]:
     cites it as the pool numbers it), else tagged with its document's product."""
     products = {location(p).get("document"): p.get("product") for p in passages}
     given = {p["id"]: p for p in passages}
-    return [given.get(p["id"]) or ({**p, "product": products[p.get("document")]} if products.get(p.get("document")) else p)
+    return [given.get(p["id"]) or ({**p, "product": products[p["document"]]} if products.get(p.get("document")) else p)
             for p in stored]
 
 
