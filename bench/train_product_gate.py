@@ -10,7 +10,7 @@ document's best first).
 
 First the unit ranker (agent/assembly/manual_units.py): for each labelled product of a pool, the
 short list of its documents' units, each labelled 1 when it states a short answer of that
-product's sense; a logistic regression over the list's rows. Then the gate: where a pool documents
+product's sense; a conditional logit that puts each list's labelled units first. Then the gate: where a pool documents
 two or more products, each product is one row (agent/assembly/product_gate.py's features of its
 best unit by that ranker), labelled 1 when the product is a labelled sense of the question. A
 logistic regression (standardized features) learns the weights; the threshold is the one whose
@@ -33,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agent.assembly.manual_units import RANKER_FEATURES, RANKER_PATH, shortlist  # noqa: E402
+from agent.assembly.manual_units import RANKER_FEATURES, RANKER_PATH, read, shortlist, to_read  # noqa: E402
 from agent.assembly.product_gate import FEATURES, MODEL_PATH, ProductGate, product_candidates  # noqa: E402
 from agent.assembly.products import product_groups  # noqa: E402
 from agent.assembly.selector import SelectorModel  # noqa: E402
@@ -41,7 +41,6 @@ from agent.context import Context  # noqa: E402
 from agent.evaluation.sentence_metrics import states_any  # noqa: E402
 from documents_questions import of_sense  # noqa: E402
 from train_selector import MANUALS, fit_logistic, pools  # noqa: E402
-from train_selector import fit as fit_selector_form  # noqa: E402
 
 CARD = MODEL_PATH.parent / "product_gate_card.md"
 GRID = [round(t, 2) for t in np.arange(0.1, 0.91, 0.05)]
@@ -70,8 +69,9 @@ def unit_rows(items: list[dict], index: str) -> list[dict]:
             sense = next((found for p in passages if (found := sense_of(p, question))), None)
             if sense is None:
                 continue
-            units, _, features = shortlist(question["question"], passages, context)
+            units, features = shortlist(question["question"], passages, context)
             if units:
+                read(question["question"], units, features)
                 rows.append({"question": question["id"], "group": group_of(question), "features": features,
                              "labels": np.array([int(states_any(u.sentence, sense["answers"])) for u in units])})
     return rows
@@ -82,19 +82,43 @@ def group_of(question: dict) -> str:
     return question.get("rewords") or question["id"]
 
 
+RANKER_L2 = 0.01  # on the standardized weights; 0.001 and 0.1 put the same units first (tune split)
+RANKER_STEPS = 1000
+RANKER_RATE = 0.5
+
+
 def fit_ranker(rows: list[dict]) -> SelectorModel:
-    return fit_selector_form(np.vstack([r["features"] for r in rows]), np.concatenate([r["labels"] for r in rows]))
+    """A conditional logit: a linear score over the standardized features whose softmax over each
+    short list puts the list's labelled units first (lists holding none teach nothing). The ranker
+    only has to order a product's units, and fitted so it finds a labelled unit first more often
+    than a logistic regression over all rows pooled (docs/results/manuals.md). Saved in the
+    logistic form with no intercept: the sigmoid of the score orders the units as the score does,
+    and the gate reads the score itself (its logit)."""
+    features = np.vstack([r["features"] for r in rows])
+    mean, scale = features.mean(axis=0), features.std(axis=0)
+    scale[scale == 0] = 1.0
+    lists = [((r["features"] - mean) / scale, r["labels"] / r["labels"].sum()) for r in rows if r["labels"].any()]
+    weights = np.zeros(features.shape[1])
+    for _ in range(RANKER_STEPS):  # full-batch gradient descent: the loss is convex, the result deterministic
+        gradient = RANKER_L2 * weights
+        for standardized, wanted in lists:
+            scores = standardized @ weights
+            chosen = np.exp(scores - scores.max())
+            gradient += standardized.T @ (chosen / chosen.sum() - wanted) / len(lists)
+        weights -= RANKER_RATE * gradient
+    return SelectorModel(coef=weights, intercept=0.0, mean=mean, scale=scale, threshold=0.5)
 
 
 def ranker_first_right(rows: list[dict]) -> tuple[int, int, int]:
     """(lists whose first unit is labelled, scoring each question by a ranker fitted without it and
-    its rewordings (`group_of`);
-    the same for the reader alone; lists holding a labelled unit)."""
+    its rewordings (`group_of`), among the units it has the reader read (`to_read`), as the app
+    does; the reader's first of the whole list; lists holding a labelled unit)."""
     ranked = reader = 0
     held = [r for r in rows if r["labels"].any()]
     for row in held:
         model = fit_ranker([r for r in rows if r["group"] != row["group"]])
-        ranked += int(row["labels"][int(np.argmax(model.probabilities(row["features"])))])
+        kept, kept_rows = to_read(list(range(len(row["labels"]))), row["features"], model)
+        ranked += int(row["labels"][kept[int(np.argmax(model.probabilities(kept_rows)))]])
         reader += int(row["labels"][int(np.argmax(row["features"][:, 0]))])
     return ranked, reader, len(held)
 
@@ -157,10 +181,13 @@ def card(model: ProductGate, ranker: SelectorModel, ranker_check: tuple[int, int
         f"Trained {datetime.date.today()} at commit `{commit}` by `{command}` on the manuals benchmark's tune",
         "products (bench/fixtures/manuals_questions.json, split tune). The test products were never read.", "",
         "## Unit ranker", "",
+        "A conditional logit: the softmax over each short list of a linear score puts the list's labelled units",
+        "first (the weights below; the ranker's logit is that score).", "",
         "Rows: the short list of each labelled product of each tune question's pool, a unit labelled 1 when",
-        "it states a short answer of that product's sense. Scored with each question and its rewordings left",
-        f"out of their own fit, the ranker's first unit is a labelled one for {ranked} of the {held} lists that",
-        f"hold one; the reader's first alone, {reader}.", "",
+        "it states a short answer of that product's sense; the reader reads every unit here. Scored with each",
+        "question and its rewordings left out of their own fit, the ranker's first of the units it has the",
+        f"reader read (as the app does: `to_read`) is a labelled one for {ranked} of the {held} lists that",
+        f"hold one; the reader's first of the whole list, {reader}.", "",
         "| feature | weight (standardized) |", "| --- | ---: |",
         *[f"| {name} | {weight:+.2f} |" for name, weight in zip(RANKER_FEATURES, ranker.coef)],
         f"| intercept | {ranker.intercept:+.2f} |", "",

@@ -277,3 +277,37 @@ def test_a_bullet_glyph_a_text_rendering_keeps_opens_no_unit():
                             "• The level goes from 1 to 19 by default.")
     assert units == ["-k, --keep: keep source file(s) after successful compression.",
                      "The level goes from 1 to 19 by default."]
+
+
+def test_a_bullet_glyph_inside_a_sentence_ends_an_item():
+    from agent.assembly.units import prose_sentences
+
+    units = prose_sentences("○ -v, --verbose: verbose mode, display more information ○ -q, --quiet: suppress "
+                            "warnings, interactivity, and notifications.")
+    assert units == ["-v, --verbose: verbose mode, display more information.",
+                     "-q, --quiet: suppress warnings, interactivity, and notifications."]
+
+
+def test_an_option_named_with_a_one_word_label_joins_the_sentence_that_says_what_it_does():
+    from agent.assembly.units import prose_sentences
+
+    text = ("-d --decompress --uncompress Decompress. -t --test Test. Check the compressed file integrity then "
+            "quit. -v --verbose Verbose. Display the name and percentage reduction for each file compressed.")
+    assert prose_sentences(text) == [
+        "-d --decompress --uncompress Decompress.",  # the next sentence opens another option: not joined
+        "-t --test Test. Check the compressed file integrity then quit.",
+        "-v --verbose Verbose. Display the name and percentage reduction for each file compressed."]
+    assert prose_sentences("The tool reads files. It writes them back.") == ["The tool reads files.",
+                                                                            "It writes them back."]
+
+
+def test_a_shell_session_gives_its_commands_not_their_output():
+    from agent.assembly.units import code_units
+
+    session = ("Now if we increase verbosity even more:\n$ pytest --no-header -vv\n"
+               "=========== test session starts ===========\ncollecting ... collected 4 items\n"
+               "test_verbosity_example.py::test_ok PASSED [ 25%]\n$ pytest -q\n4 passed in 0.12s")
+    assert code_units(session) == [("code", "Now if we increase verbosity even more:\n```\n"
+                                            "$ pytest --no-header -vv\n$ pytest -q\n```")]
+    plain = "Install it with:\npip install black\nblack ."
+    assert code_units(plain) == [("code", "Install it with:\n```\npip install black\nblack .\n```")]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent.assembly.manual_units import (RANKER_FEATURES, _passage_order, document_units, load_unit_ranker,
-                                         ranked_units, shared_words)
+from agent.assembly.manual_units import (READ, RANKER_FEATURES, SHORTLIST, _passage_order, document_units,
+                                         load_unit_ranker, ranked_units, read, shared_words, shortlist, to_read)
 from agent.assembly.units import says_how
 from agent.context import Context
 from agent.retrieval.retriever import get_retriever
@@ -85,3 +85,40 @@ def test_an_option_line_as_a_man_page_text_has_it_says_how():
     assert says_how({}, "--rm: remove source file(s) after successful compression.")
     assert not says_how({}, "-- has xx other links: unchanged")  # a diagnostic, not an option
     assert not says_how({}, "The -k flag keeps the input files.")
+
+
+SAID_OTHERWISE = "How can I verify that an archive is not damaged?"
+
+
+def worded_alike_manual() -> str:
+    """Twenty options that share the question's words and one, worded otherwise, that answers it."""
+    rows = "\n".join(f"- `--{word}`: Sets how the archive {word} is damaged or verified when the tool "
+                     f"writes it, as the section on {word} describes." for word in FILLER)
+    return ("# Crate Manual\n\n## Options\n\n" + rows +
+            "\n- `-t`, `--test`: Test the integrity of compressed files.\n")
+
+
+def test_a_unit_worded_otherwise_is_short_listed_by_its_meaning(tmp_path):
+    index = index_of({"crate/README.md": worded_alike_manual()}, tmp_path / "files", tmp_path / "index")
+    context = Context(index_dir=index)
+    given = {**get_retriever(context).search("Crate archive options", "sparse", 1)[0], "product": "Crate"}
+    units, rows = shortlist(SAID_OTHERWISE, [given], context)
+    found = [i for i, unit in enumerate(units) if "integrity" in unit.sentence]
+    assert found
+    shared = rows[:, RANKER_FEATURES.index("words_shared")]
+    assert shared[found[0]] == 0 and (shared > 0).sum() >= SHORTLIST  # the words alone would miss it
+    assert np.all(rows[:, RANKER_FEATURES.index("reader_logit")] == 0)  # not read yet: `read` fills it
+    read(SAID_OTHERWISE, units, rows)
+    assert np.any(rows[:, RANKER_FEATURES.index("reader_logit")] != 0)
+
+
+def test_the_reader_reads_the_units_the_ranker_prefers_unread(long_manual):
+    context = Context(index_dir=long_manual)
+    given = first_passage(context)
+    units, rows = shortlist(QUESTION, [given], context)
+    assert len(units) > READ
+    kept, kept_rows = to_read(units, rows, load_unit_ranker())
+    assert len(kept) == READ and kept_rows.shape == (READ, len(RANKER_FEATURES))
+    assert any("--keep" in unit.sentence for unit in kept)
+    assert len(ranked_units(QUESTION, [given], context)) == READ
+    assert len(ranked_units(QUESTION, [given], context, read_at_most=len(units))) == len(units)

@@ -9,10 +9,13 @@ agent/data/product_gate_card.md; figures: docs/results/manuals.md):
 - *which unit speaks for a product*: the unit ranker's first among all units of the product's
   documents (agent/assembly/manual_units.py), not only the pool's: the row that answers is often
   in a passage the search did not rank;
-- *whether the product answers at all*: a logistic regression over product-level signals (how
-  sure the reader and the unit ranker are of that unit, how far behind the surest product the
-  ranker is, where the product's first passage ranks among the products', how many passages it
-  brought, the share of the question's words the unit says), with one threshold.
+- *whether the product answers at all*: a logistic regression over how sure the reader and the
+  unit ranker are of that unit, how far behind the surest product the ranker is, and whether the
+  product's passage ranks first in the pool, with one threshold. The product's rank itself, how
+  many passages it brought and how many of the question's words its unit says were read too, and
+  left out: they describe the pool more than the product (three manuals that answer alike were cut
+  to two by rank alone), and without them the gate's tune figures are the same
+  (docs/results/manuals.md).
 
 A clear question over one product's manuals is answered with that product's best unit
 (`one_product_answer`); records without documents (the demo corpus, JSONL) never come here.
@@ -28,15 +31,13 @@ import numpy as np
 
 from agent.assembly.features import Candidate
 from agent.assembly.products import product_groups
-from agent.assembly.manual_units import ranked_units
+from agent.assembly.manual_units import READ, ranked_units
 from agent.assembly.selector import SelectorModel, load_logistic, logit
-from agent.assembly.units import unit_prose
 from agent.context import Context
 from agent.documents.citation import location
-from agent.steps.grounding import content_tokens
 
 MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "product_gate.npz"
-FEATURES = ("reader_logit", "ranker_logit", "product_rank", "passages", "question_words_said", "behind_surest")
+FEATURES = ("reader_logit", "ranker_logit", "behind_surest", "first_retrieved")
 
 
 class ProductGate(SelectorModel):
@@ -69,26 +70,23 @@ def product_candidates(question: str, pool: list[dict], context: Context,
     groups = {key: passages for key, passages in product_groups(pool).items() if key}
     if len(groups) < 2:
         return None
-    asked = set(content_tokens(question))
     found = []
     for rank, passages in enumerate(groups.values()):
         best = best_unit(question, passages, context, ranker)
         if best is not None:
             candidate, reader, ranked = best
-            said = set(content_tokens(unit_prose(candidate.sentence)))
-            features = (float(logit(reader)), float(logit(ranked)), float(rank), float(len(passages)),
-                        len(asked & said) / max(len(asked), 1))
-            found.append(ProductCandidate(passages[0]["product"], candidate, features))
-    surest = max((f.features[1] for f in found), default=0.0)  # a product as sure as the surest answers as surely
-    return [ProductCandidate(f.product, f.candidate, (*f.features, f.features[1] - surest)) for f in found]
+            found.append((passages[0]["product"], candidate, float(logit(reader)), float(logit(ranked)), float(rank == 0)))
+    surest = max((ranked for *_, ranked, _ in found), default=0.0)  # a product as sure as the surest answers as surely
+    return [ProductCandidate(product, candidate, (reader, ranked, ranked - surest, first))
+            for product, candidate, reader, ranked, first in found]
 
 
 def best_unit(question: str, passages: list[dict], context: Context,
-              ranker: SelectorModel | None = None) -> tuple[Candidate, float, float] | None:
+              ranker: SelectorModel | None = None, read_at_most: int = READ) -> tuple[Candidate, float, float] | None:
     """(the unit that speaks for these passages' documents, the reader's probability of it, the
     unit ranker's): the ranker's first of the documents' units (agent/assembly/manual_units.py);
     None when they hold no readable unit."""
-    ranked = ranked_units(question, passages, context, ranker)
+    ranked = ranked_units(question, passages, context, ranker, read_at_most)
     return (ranked[0].candidate, ranked[0].reader, ranked[0].probability) if ranked else None
 
 
@@ -109,6 +107,7 @@ def product_answers(question: str, pool: list[dict], context: Context,
 # manuals' tune split (0.2, 0.5, 0.7: docs/results/manuals.md), under the reader's own threshold,
 # which it learned on encyclopedia sentences and rarely gives an option's row
 ONE_PRODUCT_FLOOR = 0.2
+SHORTLIST_ALL = 10_000  # one product's question: the reader reads its whole short list, there being no others
 
 
 def one_product_answer(question: str, pool: list[dict], context: Context) -> list[tuple[Candidate, float]] | None:
@@ -119,5 +118,5 @@ def one_product_answer(question: str, pool: list[dict], context: Context) -> lis
         return None
     if len([key for key in product_groups(pool) if key]) >= 2:
         return None
-    best = best_unit(question, pool, context)
+    best = best_unit(question, pool, context, read_at_most=SHORTLIST_ALL)
     return [(best[0], best[1])] if best is not None and best[1] >= ONE_PRODUCT_FLOOR else []

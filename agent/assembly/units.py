@@ -77,13 +77,44 @@ def passage_units(passage: dict) -> list[tuple[str, str]]:
 # a list bullet a text rendering keeps at a line's start ("○ -k, --keep: keep source files"):
 # typesetting, not words, so no reading opens with it
 _BULLET = re.compile(r"^[•◦○●▪▫■□‣∙·]\s+")
+# one inside a sentence: a text rendering that joins lines ends an item without a full stop there
+# ("-v, --verbose: verbose mode ○ -q, --quiet: suppress warnings"); each item is a unit of its own
+_MID_BULLET = re.compile(r"\s+[•◦○●▪▫■□‣]\s+")
 
 
 def prose_sentences(text: str) -> list[str]:
-    """Whole sentences, less a leading bullet glyph: not a chunk's opening fragment (lower-case
-    start) nor a short piece."""
-    found = [_BULLET.sub("", s) for s in sentences(text)]
+    """Whole sentences, cut at a bullet glyph and less it: not a chunk's opening fragment (lower-case
+    start) nor a short piece. An option's names with a one-word label ("-t --test Test.") join
+    the sentence that says what the option does."""
+    found = with_option_names([_BULLET.sub("", piece) for s in sentences(text) for piece in items_of(s)])
     return [s for s in found if len(s) >= MIN_ANSWER_SENTENCE and not s[:1].islower()]
+
+
+_OPTION_NAMES = re.compile(r"^(?:-{1,2}[A-Za-z][\w-]*(?:[=\s][A-Z<\[][\w<>\[\]=-]*)?[,:]?\s+)+")
+
+
+def items_of(sentence: str) -> list[str]:
+    """The sentence cut at each bullet glyph inside it; a piece a bullet ends is a whole item, so it
+    ends as a sentence does."""
+    pieces = _MID_BULLET.split(sentence)
+    return [completed(piece) for piece in pieces[:-1]] + pieces[-1:]
+
+
+def with_option_names(found: list[str]) -> list[str]:
+    """A man page's text collapses "-t --test" and its indented "Test. Check the compressed file
+    integrity." into sentences of their own: the names with a label shorter than a sentence are
+    no answer alone, and the sentence after them no longer says which option it describes. Such
+    a piece is joined to the next sentence unless that one opens another option."""
+    out: list[str] = []
+    for sentence in found:
+        previous = out[-1] if out else ""
+        names = _OPTION_NAMES.match(previous)
+        if (names and len(previous) - names.end() < MIN_ANSWER_SENTENCE
+                and not _OPTION_NAMES.match(sentence) and not sentence[:1].islower()):
+            out[-1] = f"{previous} {sentence}"
+        else:
+            out.append(sentence)
+    return out
 
 
 LEAD_WORDS = 3  # "Install it with:"; a shorter lead-in is a label ("Example:", "Pipe example:")
@@ -95,7 +126,19 @@ def code_units(text: str) -> list[tuple[str, str]]:
     lead, _, code = text.partition("\n")
     if not code.strip() or not _PROSE_LEAD.match(lead.strip()) or len(lead.split()) < LEAD_WORDS:
         return []
-    return [("code", f"{lead.strip()}\n{FENCE}\n{code.strip(chr(10))}\n{FENCE}")]
+    return [("code", f"{lead.strip()}\n{FENCE}\n{commands_of(code.strip(chr(10)))}\n{FENCE}")]
+
+
+_PROMPT = re.compile(r"^\s*\$ \S")  # a shell session's command line ("$ pytest -vv")
+
+
+def commands_of(code: str) -> str:
+    """A shell session's command lines, without the output between them: the answer is the command
+    that does it, and a page of a test run's output said after it is no part of that. Code that
+    is no session (no line opens with "$ ") is kept whole."""
+    lines = code.split("\n")
+    commands = [line for line in lines if _PROMPT.match(line)]
+    return "\n".join(commands) if commands else code
 
 
 def table_units(text: str) -> list[tuple[str, str]]:
