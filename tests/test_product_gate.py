@@ -77,11 +77,11 @@ def test_the_gate_keeps_only_the_products_its_probability_passes(option_manuals)
     pool = document_pool(get_retriever(context), QUESTION, "hybrid", 15, 20, context.document_quota)
     found = product_candidates(QUESTION, pool, context)
     assert [f.product for f in found] and len(found) == 2
-    # a gate that reads only the product's rank: the first product passes, the second does not
-    rank = FEATURES.index("product_rank")
+    # a gate that reads only whether the product's passage ranks first: the first passes, the second does not
+    first = FEATURES.index("first_retrieved")
     coef = np.zeros(len(FEATURES))
-    coef[rank] = -4.0
-    gate = ProductGate(coef=coef, intercept=2.0, mean=np.zeros(len(FEATURES)), scale=np.ones(len(FEATURES)),
+    coef[first] = 4.0
+    gate = ProductGate(coef=coef, intercept=-2.0, mean=np.zeros(len(FEATURES)), scale=np.ones(len(FEATURES)),
                        threshold=0.5)
     kept = product_answers(QUESTION, pool, context, gate)
     assert [c.passage["product"] for c, _ in kept] == [found[0].product]

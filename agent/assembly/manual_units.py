@@ -3,14 +3,15 @@
 A manual's option list is cut into passages of a dozen options each, and the embedding of such a
 passage is far from any one question: the row that answers ("-k --keep  Keep (don't delete) input
 files") is often not among the retrieved passages although its document is. On the manuals' tune
-products the labelled unit was in auto's pool for 27 of 49 ambiguous senses, and among the ten
-units of its documents that share the question's rarest words for 38 of 47. So a product's units
-are read from all of its documents' passages (`document_units`): a short list of SHORTLIST
-units, an option the question names first, then by the words they share with the question
-(`shared_words`), with the units of the product's best retrieved passage; the reader reads those,
-and a logistic ranker over RANKER_FEATURES (the reader's logit, the words shared against the
-list's best, whether an option is named, whether the unit says how, the cosine of its passage to
-the question) picks the one that speaks for the product. The ranker is learned on the tune products
+products the labelled unit was in auto's pool for 27 of 49 ambiguous senses. So a product's units
+are read from all of its documents' passages (`document_units`), and a short list is made of
+them (`shortlist`): the SHORTLIST units that name an option the question names or share its
+rarest words (`shared_words`), the SHORTLIST nearest the question in meaning (a question often
+says it otherwise: "not corrupted" for "Test the integrity"), and the units of the product's best
+retrieved passage. A ranker over RANKER_FEATURES (the reader's logit, the words shared against the
+list's best, whether an option is named, whether the unit says how, the cosine of its passage and
+of the unit itself to the question) orders the list; the reader, the costly part, reads only the
+READ units the ranker prefers before it (`to_read`). The ranker is learned on the tune products
 (`bench/train_product_gate.py`; card: agent/data/product_gate_card.md). It reads the reader's
 probability whatever `reading_scorer` says: the selector's features were learned on encyclopedia
 sentences, and over manuals they rank an option's row below the prose around it.
@@ -37,14 +38,15 @@ from agent.steps.grounding import content_tokens
 
 RANKER_PATH = Path(__file__).resolve().parents[1] / "data" / "unit_ranker.npz"
 RANKER_FEATURES = ("reader_logit", "words_shared", "option_named", "says_how", "passage_cosine", "unit_cosine")
-SHORTLIST = 10  # the units the reader reads per product: ten held the labelled one for 38 of 47 tune senses
+SHORTLIST = 10  # units per channel (words, meaning): the two tens held a labelled unit for 79 of 91 tune senses
 READ = 6  # units of a product's short list the reader reads when several products compete
 LENGTH_DISCOUNT = 0.02  # per content word: a long unit shares more words by its length alone
 
 
 @dataclass(frozen=True)
 class RankedUnit:
-    """A unit of a product's documents with what the ranker read and its probability."""
+    """A unit of a product's documents with the reader's probability and the ranker's (the sigmoid of
+    its score: it orders a product's units, the gate reads the score)."""
 
     candidate: Candidate
     reader: float
