@@ -174,14 +174,12 @@ def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     signals = policy_signals(options if len(options) >= context.min_options else options[:1],
                              run.result.get("decision"))
     turn_product = (state.get("decision") or {}).get("product")
+    among = (state.get("decision") or {}).get("product_among")  # "it" after an answer for several products
+    if among and by_products(options):
+        signals["it_among"] = among
     verdict = decide(context.clarify_policy, signals, asked=state.get("asks") or 0,
                      max_asks=context.max_clarifications, threshold=context.clarify_threshold,
                      confirm_threshold=1.0 if settled(turn_product, options) else context.confirm_threshold)
-    among = (state.get("decision") or {}).get("product_among")  # "it" after an answer for several products
-    if among and not verdict["ask"] and by_products(options) and context.clarify_policy != "never" \
-            and not state.get("asks"):
-        verdict = {**verdict, "ask": True, "reason": f"'it' may be any of {', '.join(among)}, which the last answer "
-                                                     "spoke for: asking which product"}
     asking = verdict["ask"]
     emit({"event": "interpretations_found", "count": len(interpretations), "grounded": len(options),
           "questions": [item["question"] for item in interpretations], "asking": asking, "reason": verdict["reason"]})

@@ -40,6 +40,15 @@ def test_the_policies_ask_as_their_names_say_and_say_why():
     assert decide("always", one, asked=0, max_asks=2, threshold=0.2, confirm_threshold=0.5)["ask"] is False
 
 
+def test_it_after_an_answer_for_several_products_asks_which_once():
+    signals = {"senses": 2, "gate_probability": 0.1, "it_among": ["zstd", "LZ4"]}
+    asked = decide("gated", signals, asked=0, max_asks=2, threshold=0.5)
+    assert asked["ask"] is True and asked["reason"].startswith("'it' may be any of zstd, LZ4")
+    assert decide("gated", signals, asked=1, max_asks=2, threshold=0.5)["ask"] is False  # asked once this turn
+    assert decide("never", signals, asked=0, max_asks=2, threshold=0.5)["ask"] is False
+    assert decide("gated", {**signals, "it_among": []}, asked=0, max_asks=2, threshold=0.5)["ask"] is False
+
+
 def test_over_manuals_two_answering_products_make_the_gated_policy_ask():
     from agent.steps.clarify_policy import policy_signals
 

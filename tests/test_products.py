@@ -213,3 +213,19 @@ def test_a_product_is_spelled_one_way_whatever_passages_a_question_retrieves():
     assert {p["product"] for p in with_products([plain])} == {"zstd"}
     written = passage(3, "Most users call Zstd from a script.")  # a capital inside a sentence: a name
     assert {p["product"] for p in with_products([heading, plain, written])} == {"Zstd"}
+
+
+def test_one_products_unit_is_led_by_its_product_unless_the_question_names_it():
+    from agent.assembly.features import Candidate
+    from agent.assembly.nodes import stated_readings
+
+    passage = {"id": "zstd/zstd.1.txt#3", "title": "zstd.1", "product": "zstd", "document": "zstd/zstd.1.txt",
+               "text": "-k, --keep: keep source file(s) after successful compression or decompression."}
+    unit = Candidate(passage, 0, passage["text"], 0)
+    readings, _ = stated_readings("How do I keep the source file?", [(unit, 0.9)], [passage], False, None)
+    assert readings[0]["text"].startswith("For zstd, -k, --keep: keep source file(s)")
+    readings, _ = stated_readings("How do I keep the source file with zstd?", [(unit, 0.9)], [passage], False, None)
+    assert readings[0]["text"].startswith("-k, --keep: keep source file(s)")
+    record = {"id": "hp-1", "title": "Horsepower", "text": "Horsepower is a unit of power."}
+    readings, _ = stated_readings("What is HP?", [(Candidate(record, 0, record["text"], 0), 0.9)], [record], False, None)
+    assert readings[0]["text"].startswith("Horsepower is a unit")  # a record names no product: no lead

@@ -24,6 +24,7 @@ from agent.documents.citation import location
 from agent.llm.answers import cited_numbers, may_stream
 from agent.llm.prompts import CITATION_MARKER
 from agent.steps.grounding import content_tokens
+from agent.retrieval.products import names_product
 from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.steps.coherence import cosine
 from agent.steps.compression import SentenceRanker
@@ -120,8 +121,11 @@ def stated_readings(question: str, chosen: list[tuple[Candidate, float]], top: l
     """(the chosen readings as stated, passages numbered for the answer: `top` then each
     reading's passage)."""
     passages = list(top) + [c.passage for c, _ in chosen if c.passage not in top]
-    # a sense is named only where it tells readings apart: a clear question's one sense is the asked one
-    lead = ambiguous or len({sense_name(c.passage) for c, _ in chosen}) > 1
+    # a sense is named only where it tells readings apart: a clear question's one sense is the asked
+    # one; a product's unit is named by its product unless the question names it, since the question
+    # did not say whose answer it asked for ("For zstd, -k, --keep: ...")
+    lead = (ambiguous or len({sense_name(c.passage) for c, _ in chosen}) > 1
+            or any(c.passage.get("product") and not names_product(question, c.passage["product"]) for c, _ in chosen))
     readings = [{"question": f"{question.strip().rstrip('?')} ({sense_name(c.passage)})?", "answer": c.sentence,
                  "citations": [c.passage["id"]], "sense": sense_name(c.passage), "probability": round(p, 3),
                  "text": reading_text(c.sentence, c.passage, passages, lead)} for c, p in chosen]

@@ -13,7 +13,8 @@ disagree; it does not when one reading covers the question. Three policies (the 
   answer (agent/assembly/product_gate.py: over manuals, which product is the ambiguity); and when
   only one sense was found but the probability reaches `confirm_threshold`, ask whether that one
   is meant (the person may say "none of these" and what they meant: the one reading found may
-  not be theirs). Both chosen on the tune splits with `disambig eval --simulate-user`, see
+  not be theirs); and, not yet having asked this turn, when the message says "it" after an answer
+  for several products and the options are those products (the `it_among` signal the chat sets). Both chosen on the tune splits with `disambig eval --simulate-user`, see
   docs/results/clarification.md. A method without the gate's probability asks as `always` does,
   and says so.
 
@@ -69,4 +70,7 @@ def decide(policy: str, signals: dict, *, asked: int, max_asks: int, threshold: 
         return verdict(True, f"{senses} grounded senses and no gate probability from this method: asking as always")
     if probability >= threshold:
         return verdict(True, f"{senses} grounded senses and gate probability {probability:.2f} >= {threshold:.2f}")
+    if signals.get("it_among") and not asked:
+        return verdict(True, f"'it' may be any of {', '.join(signals['it_among'])}, which the last answer spoke for: "
+                             "asking which product")
     return verdict(False, f"gate probability {probability:.2f} < {threshold:.2f}: one reading likely covers it")
