@@ -483,3 +483,9 @@ def test_a_model_sentence_citing_nothing_is_not_streamed_so_nothing_shown_is_wit
     assert "Palo Alto" in result["answer"]  # the interpretation is stated, cited
     assert "is based in Palo Alto, California." not in " ".join(streamed)
     assert all(s in result["answer"] for s in streamed)  # what streamed stands
+
+
+def test_a_man_pages_title_names_its_tool_not_its_section():
+    page = {"id": "zstd/zstd.1.txt#16", "title": "zstd.1", "document": "zstd/zstd.1.txt", "text": "..."}
+    assert sense_name(page) == "zstd"
+    assert sense_name({"id": "n", "title": "v1.2", "text": "..."}) == "v1.2"  # no man page's file: kept as written

@@ -17,6 +17,7 @@ from agent.assembly.text import (
     said_words,
 )
 from agent.assembly.units import join_units, split_code
+from agent.documents.citation import location
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, marker
 
 MAX_SENTENCE = 600  # characters of a reading's sentence before it is cut at a word and marked as an excerpt
@@ -26,13 +27,18 @@ def sense_name(passage: dict) -> str:
     """The sense a passage stands for, in plain words: the product its document is about, when
     it was read from a file (`product`, agent/retrieval/products.py: "For Quillpad, ..." rather
     than its heading's "For User Guide, ..."), else its title less a section after a colon
-    ("Saturn V: design and size" is about the Saturn V). A parenthesized aside stays: it is
+    ("Saturn V: design and size" is about the Saturn V; a man page "zstd.1" about zstd). A parenthesized aside stays: it is
     what tells the senses of one name apart ("Titan (submersible)" beside the moon's "Titan")."""
     if passage.get("product"):
         return passage["product"]
     title = passage.get("title", "").strip()
+    if _MAN_SECTION.match(title) and location(passage).get("document", "").rsplit("/", 1)[-1].startswith(title):
+        title = _MAN_SECTION.sub(r"\1", title)  # a man page's file: "zstd.1.txt" is zstd's page
     head, colon, _ = title.partition(": ")
     return head.strip() if colon and head.strip() else title
+
+
+_MAN_SECTION = re.compile(r"^([A-Za-z][\w+-]{1,40})\.[1-9][a-z]{0,3}$")
 
 
 QUESTION_HEADING = re.compile(r"^(?:why|how|what|when|where|who|whom|which)\b", re.IGNORECASE)
