@@ -295,8 +295,8 @@ def test_an_option_named_with_a_one_word_label_joins_the_sentence_that_says_what
             "quit. -v --verbose Verbose. Display the name and percentage reduction for each file compressed.")
     assert prose_sentences(text) == [
         "-d --decompress --uncompress Decompress.",  # the next sentence opens another option: not joined
-        "-t --test Test. Check the compressed file integrity then quit.",
-        "-v --verbose Verbose. Display the name and percentage reduction for each file compressed."]
+        "-t --test Test: Check the compressed file integrity then quit.",
+        "-v --verbose Verbose: Display the name and percentage reduction for each file compressed."]
     assert prose_sentences("The tool reads files. It writes them back.") == ["The tool reads files.",
                                                                             "It writes them back."]
 

@@ -489,3 +489,13 @@ def test_a_man_pages_title_names_its_tool_not_its_section():
     page = {"id": "zstd/zstd.1.txt#16", "title": "zstd.1", "document": "zstd/zstd.1.txt", "text": "..."}
     assert sense_name(page) == "zstd"
     assert sense_name({"id": "n", "title": "v1.2", "text": "..."}) == "v1.2"  # no man page's file: kept as written
+
+
+def test_an_option_row_of_several_sentences_cites_each():
+    row = {"id": "ctest/ctest.1.html#6", "title": "ctest.1", "product": "ctest", "document": "ctest/ctest.1.html",
+           "text": "-Q, --quiet | Make CTest quiet. This option will suppress all the output."}
+    assert reading_text("`-Q, --quiet` — Make CTest quiet. This option will suppress all the output.", row, [row]) == (
+        "`-Q, --quiet` — Make CTest quiet [1]. This option will suppress all the output [1].")
+    prose = {**row, "text": "The level goes from 1 to 19. It is fast."}
+    assert reading_text("The level goes from 1 to 19. It is fast.", prose, [prose]) == (
+        "For ctest, the level goes from 1 to 19. It is fast [1].")  # prose keeps one citation

@@ -16,9 +16,9 @@ from agent.assembly.text import (
     is_question,
     said_words,
 )
-from agent.assembly.units import join_units, split_code
+from agent.assembly.units import is_option_unit, join_units, split_code
 from agent.documents.citation import location
-from agent.steps.interpretations import NOT_IN_DOCUMENTS, marker
+from agent.steps.interpretations import NOT_IN_DOCUMENTS, marker, sentences
 
 MAX_SENTENCE = 600  # characters of a reading's sentence before it is cut at a word and marked as an excerpt
 
@@ -108,7 +108,9 @@ _SUFFIX = re.compile(r"\.\w+")  # ".lz4", ".py": a dot that ends a sentence has 
 def reading_text(sentence: str, passage: dict, passages: list[dict], lead: bool = True) -> str:
     """The reading as the user reads it: "For <sense>, <sentence> [n]." when the sentence does
     not name its sense itself and either `lead` (the answer speaks of more than one sense) or
-    it opens by referring back ("It ..."); else the sentence and its citation. A lead-in's code
+    it opens by referring back ("It ..."); else the sentence and its citation. An option's row of
+    several sentences cites each ("`-Q, --quiet` — Make CTest quiet [6]. This option will suppress
+    all the output [6]."): the one naming the option is no less the passage's. A lead-in's code
     block follows it on lines of its own, as it stands in the passage."""
     body, code = split_code(sentence)
     body = body.replace('""', '"').strip()
@@ -122,7 +124,9 @@ def reading_text(sentence: str, passage: dict, passages: list[dict], lead: bool 
         sense = re.sub(r"^The\b", "the", sense)  # "For the Customer Onboarding team, ..."
         first = after_lead(first, passage, passages, rest)
         body = f"For {sense}, {first} {rest}".rstrip()
-    cited = cited_sentence(body, marker([passage["id"]], passages))
+    mark = marker([passage["id"]], passages)
+    pieces = sentences(body) if is_option_unit(sentence) and not code else [body]
+    cited = " ".join(cited_sentence(piece, mark) for piece in pieces) if len(pieces) > 1 else cited_sentence(body, mark)
     return f"{cited}\n{code}" if code else cited
 
 

@@ -104,14 +104,16 @@ def with_option_names(found: list[str]) -> list[str]:
     """A man page's text collapses "-t --test" and its indented "Test. Check the compressed file
     integrity." into sentences of their own: the names with a label shorter than a sentence are
     no answer alone, and the sentence after them no longer says which option it describes. Such
-    a piece is joined to the next sentence unless that one opens another option."""
+    a piece is joined to the next sentence unless that one opens another option, as one sentence
+    ("-t --test Test: Check the compressed file integrity."), so its citation is the option's."""
     out: list[str] = []
     for sentence in found:
         previous = out[-1] if out else ""
         names = _OPTION_NAMES.match(previous)
         if (names and len(previous) - names.end() < MIN_ANSWER_SENTENCE
                 and not _OPTION_NAMES.match(sentence) and not sentence[:1].islower()):
-            out[-1] = f"{previous} {sentence}"
+            label = previous[names.end():].strip().rstrip(".")
+            out[-1] = f"{previous[:names.end()].strip()} {label}: {sentence}" if label else f"{previous} {sentence}"
         else:
             out.append(sentence)
     return out
@@ -250,10 +252,15 @@ def names_asked(unit: str, asked: set[str]) -> bool:
     return bool(option_words(unit) & asked)
 
 
+def is_option_unit(unit: str) -> bool:
+    """Whether the unit is an option's row or item ("`-k, --keep` — Keep ...", "-k --keep Keep ...")."""
+    return bool(_OPTION.match(unit) or _OPTION_LINE.match(unit))
+
+
 def says_how(passage: dict, unit: str) -> bool:
     """Whether the unit tells how: a code block with its lead-in, an option's row, or an
     instruction (it opens with an instruction verb, or "To do X, do Y")."""
-    if is_code_unit(unit) or passage_kind(passage) == "table" or _OPTION.match(unit) or _OPTION_LINE.match(unit):
+    if is_code_unit(unit) or passage_kind(passage) == "table" or is_option_unit(unit):
         return True
     first = (re.findall(r"[A-Za-z]+", unit) or [""])[0].lower()
     return first in INSTRUCTION_VERBS or bool(_TO_DO.match(unit))
