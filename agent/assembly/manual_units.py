@@ -40,6 +40,7 @@ RANKER_PATH = Path(__file__).resolve().parents[1] / "data" / "unit_ranker.npz"
 RANKER_FEATURES = ("reader_logit", "words_shared", "option_named", "says_how", "passage_cosine", "unit_cosine")
 SHORTLIST = 10  # units per channel (words, meaning): the two tens held a labelled unit for 79 of 91 tune senses
 READ = 6  # units of a product's short list the reader reads when several products compete
+READER_COLUMN = RANKER_FEATURES.index("reader_logit")
 LENGTH_DISCOUNT = 0.02  # per content word: a long unit shares more words by its length alone
 
 
@@ -60,9 +61,10 @@ def load_unit_ranker(path: str = str(RANKER_PATH)) -> SelectorModel:
 
 
 def ranked_units(question: str, passages: list[dict], context: Context,
-                 ranker: SelectorModel | None = None, read_at_most: int = READ) -> list[RankedUnit]:
+                 ranker: SelectorModel | None = None, read_at_most: int | None = READ) -> list[RankedUnit]:
     """The units of the documents `passages` come from that the reader reads (`to_read`: at most
-    `read_at_most` of the short list), the ranker's most probable first; empty when they hold none."""
+    `read_at_most` of the short list, all of it for None), the ranker's most probable first; empty
+    when they hold none."""
     ranker = ranker or load_unit_ranker()
     units, rows = to_read(*shortlist(question, passages, context), ranker, read_at_most)
     if not units:
@@ -101,15 +103,16 @@ def shortlist(question: str, passages: list[dict], context: Context) -> tuple[li
     return units, rows
 
 
-def to_read(units: list, rows: np.ndarray, ranker: SelectorModel, at_most: int = READ) -> tuple[list, np.ndarray]:
+def to_read(units: list, rows: np.ndarray, ranker: SelectorModel, at_most: int | None = READ
+            ) -> tuple[list, np.ndarray]:
     """The `at_most` units the ranker prefers before the reader has read them (its other features
     only), in list order: the reader is the costly part of a question over several products, and on
-    the tune products the ranker's first of six so kept is the labelled unit as often as its first
-    of the whole list (63 of 111 lists)."""
-    if len(units) <= at_most:
+    the tune products the ranker's first of six so kept is the labelled unit about as often as its
+    first of the whole list (67 and 68 of 111 lists)."""
+    if at_most is None or len(units) <= at_most:
         return units, rows
     unread = rows.copy()
-    unread[:, 0] = 0.0
+    unread[:, READER_COLUMN] = 0.0
     kept = sorted(np.argsort(-ranker.probabilities(unread), kind="stable")[:at_most])
     return [units[i] for i in kept], rows[kept]
 
@@ -117,7 +120,7 @@ def to_read(units: list, rows: np.ndarray, ranker: SelectorModel, at_most: int =
 def read(question: str, units: list[Candidate], rows: np.ndarray) -> list[float]:
     """The reader's probability of each unit, its logit written into the rows' first column."""
     reader = reader_scores(question, units)
-    rows[:, 0] = [logit(p) for p in reader]
+    rows[:, READER_COLUMN] = [logit(p) for p in reader]
     return [float(p) for p in reader]
 
 

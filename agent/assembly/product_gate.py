@@ -82,7 +82,8 @@ def product_candidates(question: str, pool: list[dict], context: Context,
 
 
 def best_unit(question: str, passages: list[dict], context: Context,
-              ranker: SelectorModel | None = None, read_at_most: int = READ) -> tuple[Candidate, float, float] | None:
+              ranker: SelectorModel | None = None, read_at_most: int | None = READ
+              ) -> tuple[Candidate, float, float] | None:
     """(the unit that speaks for these passages' documents, the reader's probability of it, the
     unit ranker's): the ranker's first of the documents' units (agent/assembly/manual_units.py);
     None when they hold no readable unit."""
@@ -107,7 +108,6 @@ def product_answers(question: str, pool: list[dict], context: Context,
 # manuals' tune split (0.2, 0.5, 0.7: docs/results/manuals.md), under the reader's own threshold,
 # which it learned on encyclopedia sentences and rarely gives an option's row
 ONE_PRODUCT_FLOOR = 0.2
-SHORTLIST_ALL = 10_000  # one product's question: the reader reads its whole short list, there being no others
 
 
 def one_product_answer(question: str, pool: list[dict], context: Context) -> list[tuple[Candidate, float]] | None:
@@ -118,5 +118,5 @@ def one_product_answer(question: str, pool: list[dict], context: Context) -> lis
         return None
     if len([key for key in product_groups(pool) if key]) >= 2:
         return None
-    best = best_unit(question, pool, context, read_at_most=SHORTLIST_ALL)
+    best = best_unit(question, pool, context, read_at_most=None)  # no other product: the whole list is read
     return [(best[0], best[1])] if best is not None and best[1] >= ONE_PRODUCT_FLOOR else []
