@@ -10,9 +10,10 @@ document's best first).
 
 First the unit ranker (agent/assembly/manual_units.py): for each labelled product of a pool, the
 short list of its documents' units, each labelled 1 when it states a short answer of that
-product's sense; a conditional logit that puts each list's labelled units first. Then the gate: where a pool documents
-two or more products, each product is one row (agent/assembly/product_gate.py's features of its
-best unit by that ranker), labelled 1 when the product is a labelled sense of the question. A
+product's sense; a conditional logit that puts each list's labelled units first. Then the gate:
+where a pool documents two or more products, each product is one row (agent/assembly/
+product_gate.py's features of its best unit by that ranker), labelled 1 when the product is a
+labelled sense of the question. A
 logistic regression (standardized features) learns the weights; the threshold is the one whose
 readings, each question scored by a model that did not see it (leave one question out), have the
 best F0.5 of reading precision and sense recall, averaged with the grid's neighbouring thresholds:
@@ -33,14 +34,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agent.assembly.manual_units import RANKER_FEATURES, RANKER_PATH, read, shortlist, to_read  # noqa: E402
+from agent.assembly.manual_units import (READER_COLUMN, RANKER_FEATURES, RANKER_PATH, read, shortlist,  # noqa: E402
+                                         to_read)
 from agent.assembly.product_gate import FEATURES, MODEL_PATH, ProductGate, product_candidates  # noqa: E402
 from agent.assembly.products import product_groups  # noqa: E402
 from agent.assembly.selector import SelectorModel  # noqa: E402
 from agent.context import Context  # noqa: E402
 from agent.evaluation.sentence_metrics import states_any  # noqa: E402
 from documents_questions import of_sense  # noqa: E402
-from train_selector import MANUALS, fit_logistic, pools  # noqa: E402
+from train_selector import MANUALS, fit_logistic, pools, standardization  # noqa: E402
 
 CARD = MODEL_PATH.parent / "product_gate_card.md"
 GRID = [round(t, 2) for t in np.arange(0.1, 0.91, 0.05)]
@@ -95,8 +97,7 @@ def fit_ranker(rows: list[dict]) -> SelectorModel:
     logistic form with no intercept: the sigmoid of the score orders the units as the score does,
     and the gate reads the score itself (its logit)."""
     features = np.vstack([r["features"] for r in rows])
-    mean, scale = features.mean(axis=0), features.std(axis=0)
-    scale[scale == 0] = 1.0
+    mean, scale = standardization(features)
     lists = [((r["features"] - mean) / scale, r["labels"] / r["labels"].sum()) for r in rows if r["labels"].any()]
     weights = np.zeros(features.shape[1])
     for _ in range(RANKER_STEPS):  # full-batch gradient descent: the loss is convex, the result deterministic
@@ -119,7 +120,7 @@ def ranker_first_right(rows: list[dict]) -> tuple[int, int, int]:
         model = fit_ranker([r for r in rows if r["group"] != row["group"]])
         kept, kept_rows = to_read(list(range(len(row["labels"]))), row["features"], model)
         ranked += int(row["labels"][kept[int(np.argmax(model.probabilities(kept_rows)))]])
-        reader += int(row["labels"][int(np.argmax(row["features"][:, 0]))])
+        reader += int(row["labels"][int(np.argmax(row["features"][:, READER_COLUMN]))])
     return ranked, reader, len(held)
 
 

@@ -213,10 +213,16 @@ def fit_logistic(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float, np.nd
     """(coef, intercept, mean, scale) of a logistic regression on standardized features: the
     selector's and the gate's models (numbers in an .npz, no pickled estimator to load)."""
     from sklearn.linear_model import LogisticRegression
-    mean, scale = X.mean(axis=0), X.std(axis=0)
-    scale[scale == 0] = 1.0
+    mean, scale = standardization(X)
     clf = LogisticRegression(C=1.0, max_iter=2000).fit((X - mean) / scale, y)
     return clf.coef_[0], float(clf.intercept_[0]), mean, scale
+
+
+def standardization(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, scale) of each column; a constant column's scale is 1, so it reads as 0, not NaN."""
+    mean, scale = X.mean(axis=0), X.std(axis=0)
+    scale[scale == 0] = 1.0
+    return mean, scale
 
 
 def fit(X: np.ndarray, y: np.ndarray) -> SelectorModel:

@@ -125,7 +125,7 @@ def reading_text(sentence: str, passage: dict, passages: list[dict], lead: bool 
         first = after_lead(first, passage, passages, rest)
         body = f"For {sense}, {first} {rest}".rstrip()
     mark = marker([passage["id"]], passages)
-    pieces = sentences(body) if is_option_unit(sentence) and not code else [body]
+    pieces = sentences(body) if is_option_unit(sentence) and not code else []
     cited = " ".join(cited_sentence(piece, mark) for piece in pieces) if len(pieces) > 1 else cited_sentence(body, mark)
     return f"{cited}\n{code}" if code else cited
 

@@ -120,7 +120,7 @@ def to_read(units: list, rows: np.ndarray, ranker: SelectorModel, at_most: int |
 def read(question: str, units: list[Candidate], rows: np.ndarray) -> list[float]:
     """The reader's probability of each unit, its logit written into the rows' first column."""
     reader = reader_scores(question, units)
-    rows[:, READER_COLUMN] = [logit(p) for p in reader]
+    rows[:, READER_COLUMN] = logit(np.asarray(reader, dtype=float))
     return [float(p) for p in reader]
 
 

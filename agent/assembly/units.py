@@ -31,7 +31,8 @@ _PROSE_LEAD = re.compile(r"^[A-Z][^(){}\[\]=;$<>]*:$")
 # a cell naming a flag, a setting or an identifier: shown as code
 _CODE_CELL = re.compile(r"^(?:-{1,2}[\w-]+|[\w.-]*[_./=$@<>\[\]{}][\w.-]*|[a-z][\w-]*|[A-Z][A-Z0-9_]+)(?:[, =]+\S+)*$")
 _OPTION = re.compile(r"^`[^`]+` — ")  # an option's row or item, as `option` writes it
-_OPTION_LINE = re.compile(r"^-{1,2}[A-Za-z][\w-]*[,:]?\s")  # one as a man page's text has it: "-k --keep Keep ..."
+_OPTION_NAME = r"-{1,2}[A-Za-z][\w-]*"  # "-k", "--keep"
+_OPTION_LINE = re.compile(rf"^{_OPTION_NAME}[,:]?\s")  # one as a man page's text has it: "-k --keep Keep ..."
 _TO_DO = re.compile(r"^To\s+\w+[^,]{0,80},\s+\w+")  # "To run the tests, type ..."
 # verbs an instruction opens with ("Run make check.", "Set PAGER to ...")
 INSTRUCTION_VERBS = frozenset(
@@ -90,7 +91,8 @@ def prose_sentences(text: str) -> list[str]:
     return [s for s in found if len(s) >= MIN_ANSWER_SENTENCE and not s[:1].islower()]
 
 
-_OPTION_NAMES = re.compile(r"^(?:-{1,2}[A-Za-z][\w-]*(?:[=\s][A-Z<\[][\w<>\[\]=-]*)?[,:]?\s+)+")
+# the names a man page's option line opens with, each with its argument ("-S .suf --suffix .suf", "-T THREADS")
+_OPTION_NAMES = re.compile(rf"^(?:{_OPTION_NAME}(?:[=\s][A-Z<\[][\w<>\[\]=-]*)?[,:]?\s+)+")
 
 
 def items_of(sentence: str) -> list[str]:

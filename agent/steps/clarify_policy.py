@@ -14,7 +14,8 @@ disagree; it does not when one reading covers the question. Three policies (the 
   only one sense was found but the probability reaches `confirm_threshold`, ask whether that one
   is meant (the person may say "none of these" and what they meant: the one reading found may
   not be theirs); and, not yet having asked this turn, when the message says "it" after an answer
-  for several products and the options are those products (the `it_among` signal the chat sets). Both chosen on the tune splits with `disambig eval --simulate-user`, see
+  for several products and the options are those products (the `it_among` signal the chat
+  sets). The thresholds were chosen on the tune splits with `disambig eval --simulate-user`, see
   docs/results/clarification.md. A method without the gate's probability asks as `always` does,
   and says so.
 
