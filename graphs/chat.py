@@ -14,7 +14,8 @@ straight to ask_clarification with the message as the reply, never starting a ne
 
 The thread remembers the product it is about (`product`: named, chosen, or the one the answer
 cites), so a follow-up's "it" is that product; where the readings are products, the options are
-the products, and the one chosen is the thread's from then on.
+the products (those the answer states, then those the product gate held back but may answer:
+`decision.offered`), and the one chosen is the thread's from then on.
 
 The rewrite steps are the rewrite graph's own nodes (graphs/rewrite.py); the method is any
 registered one (`downstream`), run as a subgraph. `ask_clarification` makes no model call:
@@ -41,7 +42,6 @@ from agent.steps.clarify import (
     MAX_OPTIONS,
     SENSE_MERGE,
     chosen_answer,
-    clarification_options,
     clarification_request,
     clarification_text,
     focus_guidance,
@@ -49,7 +49,7 @@ from agent.steps.clarify import (
     reply_value,
     resolve_choice,
     restated_intent,
-    sense_matcher,
+    result_options,
 )
 from agent.steps.clarify_policy import ClarifyPolicy, decide, policy_signals
 from agent.retrieval.products import product_key
@@ -168,9 +168,7 @@ def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     holding = context.clarify_policy != "never"
     run = compose.run_method(context.downstream, state["query"], messages, context, hold_tokens=holding)
     interpretations = run.result.get("interpretations") or []
-    passages = run.result.get("passages") or []
-    options = clarification_options(interpretations, context.max_options, passages,
-                                    sense_matcher(context, passages, context.sense_merge))
+    options, passages = result_options(run.result, context.max_options, context, context.sense_merge)
     signals = policy_signals(options if len(options) >= context.min_options else options[:1],
                              run.result.get("decision"))
     turn_product = (state.get("decision") or {}).get("product")
@@ -187,6 +185,8 @@ def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     update = compose.method_update(run, state["query"], messages, clarify=verdict,
                                    **({"restated": earlier} if earlier else {}))
     update["options"] = options if asking else []
+    if asking:
+        update["passages"] = passages  # an offered product's passage, numbered for its answer when chosen
     update["asks"] = (state.get("asks") or 0) + int(asking)
     if asking:
         update["messages"] = [AIMessage(clarification_text(options))]  # the answer comes after the choice

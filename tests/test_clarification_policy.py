@@ -173,3 +173,18 @@ def test_a_conversation_records_the_question_its_final_answer_was_for(settings):
     plain = run_conversation(Example(id="hp", question="What is HP?", ambiguous=False, qa_pairs=[
         {"question": "What is HP?", "short_answers": ["Hewlett-Packard"]}]), chat_context(settings), seed=0)
     assert plain["conversation"]["answered"] == "What is HP?"
+
+
+def test_the_answer_after_a_choice_keeps_its_code_block_whole():
+    option = clarification_options(READINGS, 4, PASSAGES)[2]  # horsepower, cites p3 = [3]
+    code = "```\nhp --watts 745.7\n\nhp --metric\n```"
+    answer = f"HP is a company [1]. Convert with [3]:\n{code} Both are called HP [1][3]."
+    text, _ = chosen_answer(option, answer, READINGS, PASSAGES)
+    assert text == f"Convert with [3]:\n{code}"  # the blank line inside the block splits nothing
+
+
+def test_an_option_the_answer_did_not_state_is_its_own_interpretation():
+    option = clarification_options(READINGS, 4, PASSAGES)[2]
+    text, interpretations = chosen_answer(option, "HP is a company [1].", [], PASSAGES)
+    assert text == "Horsepower is a unit of power [3]."
+    assert [(i["question"], i["citations"]) for i in interpretations] == [(option["question"], ["p3"])]

@@ -243,3 +243,35 @@ def test_it_after_an_answer_for_several_products_is_asked_by_product(scripted, t
     assert "brim.json" in answered["result"]["answer"]
     assert session.graph.get_state(session.config).values["product"] == "Brimstat" and not scripted.calls
     assert resolve("How do I make it quiet?", turns=["How do I install it?"], answered=PRODUCTS)["among"] == PRODUCTS
+
+
+def test_products_the_gate_holds_back_are_offered_and_answered_when_chosen(scripted, tools_index, monkeypatch):
+    import numpy as np
+
+    from agent.app.conversation import ChatSession
+    from agent.assembly import product_gate
+
+    # a gate that reads only whether the product's passage ranks first: the first product gets 0.6 and
+    # is stated, the others 0.35, under its threshold and over the floor from which a product is offered
+    coef = np.zeros(len(product_gate.FEATURES))
+    coef[product_gate.FEATURES.index("first_retrieved")] = 1.0
+    gate = product_gate.ProductGate(coef=coef, intercept=-0.6, mean=np.zeros(len(coef)), scale=np.ones(len(coef)),
+                                    threshold=0.5)
+    monkeypatch.setattr(product_gate, "load_product_gate", lambda: gate)
+    settings = {"model": "scripted", "index_dir": tools_index, "budget": "instant"}
+    told, _ = turn(ChatSession(InMemorySaver(), "told", {**settings, "clarify_policy": "never"}), "How do I install it?")
+    stated = [product for _, product, command, _ in TOOLS if command in told["result"]["answer"]]
+    offered = told["result"]["decision"]["auto"]["offered"]
+    assert len(stated) == 1 and sorted(o["sense"] for o in offered) == sorted(set(PRODUCTS) - set(stated))
+    assert all(0.3 <= o["probability"] < 0.5 for o in offered)
+
+    session = ChatSession(InMemorySaver(), "offered", {**settings, "clarify_policy": "gated"})
+    asked, _ = turn(session, "How do I install it?")
+    assert asked["event"] == "clarification" and sorted(o["product"] for o in asked["options"]) == sorted(PRODUCTS)
+    held_back = next(tool for tool in TOOLS if tool[1] not in stated)
+    answered, _ = turn(session, choice=held_back[1])
+    assert held_back[2] in answered["result"]["answer"] and stated[0] not in answered["result"]["answer"]
+    assert "[" in answered["result"]["answer"]  # cited: its passage is numbered after the answer's own
+    cited = [c for item in answered["result"]["interpretations"] for c in item["citations"]]
+    assert cited and all(c.startswith(held_back[0] + "/") for c in cited)  # the chosen product's passage
+    assert session.graph.get_state(session.config).values["product"] == held_back[1] and not scripted.calls

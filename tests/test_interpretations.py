@@ -146,3 +146,12 @@ def test_a_field_the_grammar_cut_mid_word_loses_the_cut_word():
                           answer="")
     [item] = interpretations_from(synthesis, [{"id": "a", "title": "Amazon", "text": cut}])
     assert not item["answer"].endswith("knowns")
+
+
+def test_a_code_block_is_one_sentence_with_its_lead_in():
+    from agent.steps.interpretations import sentences
+
+    text = "Install it [1]:\n\n```\npip install tool\n\ntool --init\n```\n\nThen run it. Or not [2]."
+    assert sentences(text) == ["Install it [1]:\n```\npip install tool\n\ntool --init\n```", "Then run it.", "Or not [2]."]
+    assert sentences("Run:\n```\nmake. all\n``` It builds.") == ["Run:\n```\nmake. all\n```", "It builds."]
+    assert sentences("Cut off:\n```\nmake") == ["Cut off:\n```\nmake"]  # a block a length cap left open

@@ -74,12 +74,12 @@ class DisambigMcp:
                 result = event["result"]
         return result, context
 
-    def options(self, result: dict, context) -> list[dict]:
-        from agent.steps.clarify import MAX_OPTIONS, SENSE_MERGE, clarification_options, needs_clarification, sense_matcher
+    def options(self, result: dict, context) -> tuple[list[dict], list[dict]]:
+        """(the options to ask with, none when there is nothing to choose; the passages numbering them)."""
+        from agent.steps.clarify import MAX_OPTIONS, SENSE_MERGE, needs_clarification, result_options
 
-        options = clarification_options(result["interpretations"], MAX_OPTIONS, result["passages"],
-                                        sense_matcher(context, result["passages"], SENSE_MERGE))
-        return options if needs_clarification(options) else []
+        options, passages = result_options(result, MAX_OPTIONS, context, SENSE_MERGE)
+        return (options if needs_clarification(options) else []), passages
 
     def search(self, query: str, k: int) -> SearchOutput:
         from agent.retrieval.retriever import get_retriever
@@ -200,10 +200,10 @@ def build_server(app: DisambigMcp, **fastmcp_settings) -> FastMCP:
 
         result, context = await in_thread(app.run_ask, question, method, budget, on_readings)
         await ctx.report_progress(2, 2, "answer ready")
-        options = app.options(result, context) if app.clarify and can_elicit(ctx) else []
+        options, passages = app.options(result, context) if app.clarify and can_elicit(ctx) else ([], [])
         chosen = await ask_which(ctx, question, options) if options else None
-        if chosen is not None:
-            return ask_output(chosen_result(result, chosen), question, method, chosen["label"])
+        if chosen is not None:  # an offered product's passage is numbered after the answer's own
+            return ask_output(chosen_result({**result, "passages": passages}, chosen), question, method, chosen["label"])
         return ask_output(result, question, method)
 
     @server.tool(description="Rank passages of the indexed documents for a query (hybrid BM25 + embeddings).")

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool, tool
 from pydantic import BaseModel, Field
 
-from agent.steps.clarify import PROMPT, SENSE_MERGE, MAX_OPTIONS, clarification_options, needs_clarification, sense_matcher
+from agent.steps.clarify import PROMPT, SENSE_MERGE, MAX_OPTIONS, needs_clarification, result_options
 from agent.context import Context
 from agent.documents.citation import citation, location
 from agent.errors import DisambigError
@@ -85,8 +85,7 @@ def make_ask_tool(
         if not ask_back:
             return compact_result(result)
         # the chat's options: one per sense, named, with its cited passage (agent/steps/clarify.py)
-        options = clarification_options(result["interpretations"], max_options, result["passages"],
-                                        sense_matcher(run_context, result["passages"], SENSE_MERGE))
+        options, _ = result_options(result, max_options, run_context, SENSE_MERGE)
         if needs_clarification(options, min_options):
             return {"status": "needs_clarification", "question": question, "prompt": PROMPT,
                     "options": [{key: option[key] for key in ("option", "label", "question", "answer", "source")}

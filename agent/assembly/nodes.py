@@ -16,7 +16,7 @@ from agent.assembly.text import answer_units, said_words
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.gaps import gap_notes
 from agent.assembly.judge import judged_scores
-from agent.assembly.product_gate import one_product_answer, product_answers
+from agent.assembly.product_gate import offered_products, one_product_answer, product_answers
 from agent.assembly.selector import (choose, how_preference, load_mix, load_selector, reader_floor, restates, score_pool,
                                      under_floor, vetoed, written_probabilities)
 from agent.context import Context
@@ -150,7 +150,8 @@ def select_readings(state: dict, runtime: Runtime[Context]) -> dict:
     learned selector's probability, streamed at once; `passages` becomes the top k then the
     readings' passages, numbered as the answer will cite them. With `judge_readings`, an
     ambiguous question's unsure candidates are mixed with the model's judgment first
-    (`judged_readings`)."""
+    (`judged_readings`). Products the gate does not pass but may answer go under
+    `decision.offered` (`offered_readings`)."""
     context = runtime.context
     pool = state.get("detection_passages") or state.get("passages") or []
     ambiguous = state.get("ambiguous") is not False
@@ -160,7 +161,18 @@ def select_readings(state: dict, runtime: Runtime[Context]) -> dict:
     else:
         readings, passages = readings_for(state["question"], pool, context, ambiguous, pool[:context.k], scored=scored)
         announce(readings, passages)
-    return {"readings": readings, "passages": passages}
+    offered = offered_readings(state["question"], pool, context)
+    return {"readings": readings, "passages": passages, **({"decision": {"offered": offered}} if offered else {})}
+
+
+def offered_readings(question: str, pool: list[dict], context: Context) -> list[dict]:
+    """Over several products' manuals, the products the gate does not pass but may answer
+    (`offered_products`), each as an interpretation with its passage: the chat offers them beside
+    the stated readings when it asks which product was meant; the answer never states them."""
+    return [{"question": f"{question.strip().rstrip('?')} ({sense_name(c.passage)})?", "answer": c.sentence,
+             "citations": [c.passage["id"]], "sense": sense_name(c.passage), "probability": round(p, 3),
+             "passage": c.passage}
+            for c, p in offered_products(question, pool, context)]
 
 
 def judged_readings(question: str, pool: list[dict], context: Context,

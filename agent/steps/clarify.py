@@ -69,6 +69,29 @@ def clarification_options(interpretations: list[dict] | None, limit: int = MAX_O
     return [{"option": o["option"], **{k: v for k, v in o.items() if k != "option"}} for o in options]
 
 
+def result_options(result: dict, limit: int, context, merge: float) -> tuple[list[dict], list[dict]]:
+    """(options, the passages that number them) for a method's result: its interpretations, then
+    the senses it offered but did not state (`offered_senses`), their passages after its own."""
+    offered = offered_senses(result.get("decision"))
+    passages = list(result.get("passages") or [])
+    known = {p["id"] for p in passages}
+    passages += [o["passage"] for o in offered if o["passage"]["id"] not in known]
+    options = clarification_options([*(result.get("interpretations") or []), *offered], limit, passages,
+                                    sense_matcher(context, passages, merge))
+    return options, passages
+
+
+def offered_senses(decision: dict | None) -> list[dict]:
+    """The senses a method found but did not state (`offered`: products over several manuals the
+    product gate held back, agent/assembly/nodes.py), wherever the method's decision keeps them:
+    options when asking, after the stated ones."""
+    found = []
+    for detail in [decision or {}, *(decision or {}).values()]:
+        if isinstance(detail, dict) and isinstance(detail.get("offered"), list):
+            found += [item for item in detail["offered"] if isinstance(item, dict) and item.get("passage")]
+    return found
+
+
 def option_source(answer: str, citations: list[str], by_id: dict[str, dict]) -> dict:
     """The option's cited passage: its id, title, the sentence that best states the answer, and
     the product its document is about where it was read from a file (`product`)."""
@@ -258,6 +281,8 @@ def chosen_answer(option: dict, answer: str, interpretations: list[dict], passag
         quote = option["source"]["quote"].strip().rstrip(".")
         kept = [f"{quote}{marker(option['citations'], passages)}."]
     about = [item for item in interpretations if set(item.get("citations") or []) & set(option["citations"])]
+    if not about:  # a sense offered but not stated (a product the gate held back): the option is its interpretation
+        about = [{"question": option["question"], "answer": option["answer"], "citations": option["citations"]}]
     if len(about) > 1:  # sub-topics folded into the option are one sense: one interpretation, not one block each
         citations = list(dict.fromkeys(c for item in about for c in item.get("citations") or []))
         about = [{**about[0], "question": option["question"], "answer": option["answer"], "citations": citations}]

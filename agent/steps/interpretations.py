@@ -30,6 +30,10 @@ _INTRO = re.compile(re.escape(READINGS_INTRO).replace(re.escape("{n}"), r"\d+"))
 # after a line with no closing mark ("Added in: v7.3.0"); a list's lead-in and items (single line
 # breaks) read on as one sentence; prose windows have no line breaks at all
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?]\])\s+|(?<=\])\s+(?=[A-Z])|\s*\n[ \t]*\n\s*")
+_FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)  # a code block, or one a cut answer left open
+_BLOCK = "\x00"  # marks a code block's place while the text around it is split
+_HIDDEN = re.compile("\x00(\\d+)\x00")
+_SENTENCE_OR_BLOCK = re.compile(_SENTENCE.pattern + "|(?<=\x00)\\s+")  # a code block ends its sentence too
 _COMPLETE = re.compile(r"[.!?](\s*\[[\d,\s]+\])?\s*$|\]\s*[.!?]\s*$")
 _SILENT = re.compile(
     r"\b(do(es)?n[o']t|do(es)? not|cannot|can ?not|fail to|never)\b[^.]{0,40}\b"
@@ -100,16 +104,24 @@ _ABBREVIATION = re.compile(r"\b(Inc|Corp|Co|Ltd|Jr|Sr|St|Dr|Mr|Mrs|Ms|Prof|Gen|G
 
 def sentences(text: str) -> list[str]:
     """Sentences of a text: split after . ! ? (and after a citation), not after an abbreviation
-    or an initial."""
+    or an initial. A fenced code block is never split (its lines and blank lines are the
+    command's) and belongs to the sentence that leads into it: a manual's unit is its lead-in
+    and its code ("Install it with [2]:" and the commands), one sentence."""
+    blocks: list[str] = []
+
+    def hidden(match: re.Match) -> str:
+        blocks.append(match.group(0))
+        return f"{_BLOCK}{len(blocks) - 1}{_BLOCK}"
+
     found: list[str] = []
-    for piece in (p.strip() for p in _SENTENCE.split(text.strip())):
+    for piece in (p.strip() for p in _SENTENCE_OR_BLOCK.split(_FENCED.sub(hidden, text.strip()))):
         if not piece:
             continue
-        if found and _ABBREVIATION.search(found[-1]):
-            found[-1] = f"{found[-1]} {piece}"
+        if found and (_ABBREVIATION.search(found[-1]) or piece.startswith(_BLOCK)):
+            found[-1] = f"{found[-1]}{chr(10) if piece.startswith(_BLOCK) else ' '}{piece}"
         else:
             found.append(piece)
-    return found
+    return [_HIDDEN.sub(lambda m: blocks[int(m.group(1))], sentence) for sentence in found] if blocks else found
 
 
 def complete_sentences(prose: str) -> list[str]:
