@@ -8,6 +8,7 @@ from agent.assembly.checks import (
     model_sentences,
     supported_by_citation,
     without_title_clauses,
+    without_title_prefix,
 )
 from agent.assembly.text import answers_type, rarity, spells_out
 
@@ -129,6 +130,16 @@ def test_a_list_of_passage_titles_is_no_answer():
     assert without_title_clauses(contrast, passages) == contrast  # a clause saying something stays
     assert model_sentences(listed, passages, "What is the style guide for Python code?") == [
         "The style guide for Python code is PEP 8 [1]."]
+
+
+def test_a_passage_title_copied_before_the_answer_goes():
+    passages = [{"id": "a", "title": "XZ: OPTIONS", "text": "-Q, --no-warn — Don't set the exit status to 2."},
+                {"id": "b", "title": "gzip.1", "text": "Gzip keeps the file with -k."}]
+    copied = "For XZ, XZ: OPTIONS: -Q, --no-warn — Don't set the exit status to 2 [1]."
+    assert without_title_prefix(copied, passages) == "For XZ, -Q, --no-warn — Don't set the exit status to 2 [1]."
+    assert without_title_prefix("gzip.1: Gzip keeps the file with -k [2].", passages) == "Gzip keeps the file with -k [2]."
+    assert without_title_prefix("gzip.1: Gzip keeps the file [1].", passages) == "gzip.1: Gzip keeps the file [1]."  # not its own title
+    assert model_sentences(copied, passages) == ["For XZ, -Q, --no-warn — Don't set the exit status to 2 [1]."]
 
 
 def test_the_templated_count_of_readings_goes_once_readings_may_be_added():

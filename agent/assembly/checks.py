@@ -50,7 +50,7 @@ def model_sentences(answer: str, shown: list[dict], question: str = "", embed=No
     asked = ""  # a question the model wrote before its answer ("Which team ...? The team ... [4].")
     dropped = [] if dropped is None else dropped
     for sentence in not_silent(answer):
-        sentence = without_title_clauses(sentence, shown)
+        sentence = without_title_prefix(without_title_clauses(sentence, shown), shown)
         if is_readings_intro(sentence):  # its count goes stale once readings are added
             continue
         if is_question(sentence):
@@ -288,6 +288,23 @@ def without_title_clauses(sentence: str, passages: list[dict]) -> str:
         kept += [text, citation]
     tail = pieces[-1] if len(pieces) % 2 else ""
     return "".join(kept + [tail])
+
+
+_LEAD = re.compile(r"^(For [^,]{1,60}, )?")  # a product line's lead ("For XZ, ")
+
+
+def without_title_prefix(sentence: str, passages: list[dict]) -> str:
+    """The sentence less its cited passage's title copied before it ("For XZ, XZ: OPTIONS: -Q,
+    --no-warn ..."): the prompt shows each passage as "title: text", and the 1.5B copies the
+    heading path with the text it answers from."""
+    lead = _LEAD.match(sentence).group(0)
+    rest = sentence[len(lead):]
+    for number in cited_numbers(sentence):
+        title = passages[number - 1].get("title", "").strip() if 1 <= number <= len(passages) else ""
+        if title and rest[:len(title) + 1].casefold() == f"{title}:".casefold() and rest[len(title) + 1:].strip():
+            body = rest[len(title) + 1:].lstrip()
+            return lead + (body[0].lower() + body[1:] if lead and body[:1].isupper() and body[1:2].islower() else body)
+    return sentence
 
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
