@@ -58,6 +58,21 @@ def test_text_files_directories_binary_and_invalid_utf8(tmp_path):
     assert any("zero.md: binary file" in p for p in report.problems)
 
 
+def test_a_text_files_underlined_headings_are_sentences_of_their_own(tmp_path):
+    from agent.assembly.units import passage_units
+
+    (tmp_path / "usage.txt").write_text(
+        "=====\nUsage\n=====\n\nStopping if any session fails\n-----------------------------\n\n"
+        "By default the tool runs every session. Use --stop to stop at the first failure.\n"
+        "A rule between parts:\n\n----\n\nThe end.\n")
+    [passage] = read_passages([str(tmp_path / "usage.txt")], ReadReport())
+    assert "---" not in passage["text"] and "===" not in passage["text"]
+    units = [text for _, text in passage_units(passage)]
+    assert "By default the tool runs every session." in units  # not glued to the heading before it
+    assert not any(unit.startswith("Stopping") and "default" in unit for unit in units)
+    assert "A rule between parts:" in passage["text"]  # a line ending in a mark is left as it is
+
+
 def test_missing_paths_are_errors_and_unsupported_files_one_skipped_line(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         list(read_passages([str(tmp_path / "absent.jsonl")], ReadReport()))

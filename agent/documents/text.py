@@ -4,6 +4,8 @@ formats decode through `decode` and then parse."""
 
 from __future__ import annotations
 
+import re
+
 from agent.documents.model import Unreadable
 
 SUFFIXES = (".txt", ".text")
@@ -42,3 +44,25 @@ def looks_like(raw: bytes) -> str:
     if head.startswith(b"\xd0\xcf\x11\xe0"):
         return " (it looks like an old binary Office file: save it as .docx)"
     return ""
+
+
+# a line of one punctuation mark repeated: a setext or reStructuredText heading's underline (or
+# overline), or a rule between parts
+_RULE = re.compile(r"^[ \t]*([=\-~^*#+`'\".:_])\1{2,}[ \t]*$")
+_ENDS_SENTENCE = ".!?:"
+
+
+def headings_set_apart(text: str) -> str:
+    """The text with its underlined headings as sentences of their own: the rule under (or over) a
+    heading goes, and the heading line gets a full stop unless it ends with a mark. A plain text
+    file is read as prose, one space between its words, and "Stopping if any session fails" with
+    its row of dashes ran into the paragraph after it as one sentence."""
+    kept: list[str] = []
+    for line in text.splitlines():
+        if _RULE.match(line):
+            if kept and kept[-1].strip() and kept[-1].rstrip()[-1] not in _ENDS_SENTENCE:
+                kept[-1] = kept[-1].rstrip() + "."
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
