@@ -229,3 +229,23 @@ def test_one_products_unit_is_led_by_its_product_unless_the_question_names_it():
     record = {"id": "hp-1", "title": "Horsepower", "text": "Horsepower is a unit of power."}
     readings, _ = stated_readings("What is HP?", [(Candidate(record, 0, record["text"], 0), 0.9)], [record], False, None)
     assert readings[0]["text"].startswith("Horsepower is a unit")  # a record names no product: no lead
+
+
+def test_readings_of_the_one_product_a_question_names_get_no_lead_naming_its_documents():
+    from agent.assembly.features import Candidate
+    from agent.assembly.nodes import stated_readings
+
+    usage = {"id": "nox/usage.txt#4", "title": "usage", "document": "nox/usage.txt",
+             "text": "By default Nox uses virtualenv as the virtual environment backend."}
+    config = {"id": "nox/config.txt#2", "title": "config", "document": "nox/config.txt",
+              "text": "Session arguments can be parametrized with the nox.parametrize decorator."}
+    chosen = [(Candidate(p, 0, p["text"], 0), 0.9) for p in (usage, config)]
+    readings, _ = stated_readings("How do I set up Nox sessions?", chosen, [usage, config], True, None)
+    assert [r["text"][:10] for r in readings] == ["By default", "Session ar"]  # not "For usage, ..."
+    readings, _ = stated_readings("How do I set up sessions?", chosen, [usage, config], True, None)
+    assert readings[0]["text"].startswith("For usage, ")  # the product not named: its documents tell readings apart
+    ctest = {"id": "ctest/ctest.html#1", "title": "ctest(1)", "document": "ctest/ctest.html",
+             "text": "Run only the tests that failed previously."}
+    both = chosen[:1] + [(Candidate(ctest, 0, ctest["text"], 0), 0.9)]
+    readings, _ = stated_readings("How do I set up Nox sessions?", both, [usage, ctest], True, None)
+    assert all(r["text"].startswith("For ") for r in readings)  # two products' documents: each is named

@@ -24,7 +24,7 @@ from agent.documents.citation import location
 from agent.llm.answers import cited_numbers, may_stream
 from agent.llm.prompts import CITATION_MARKER
 from agent.steps.grounding import content_tokens
-from agent.retrieval.products import names_product
+from agent.retrieval.products import names_product, product_identity, product_of
 from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.steps.coherence import cosine
 from agent.steps.compression import SentenceRanker
@@ -124,8 +124,9 @@ def stated_readings(question: str, chosen: list[tuple[Candidate, float]], top: l
     # a sense is named only where it tells readings apart: a clear question's one sense is the asked
     # one; a product's unit is named by its product unless the question names it, since the question
     # did not say whose answer it asked for ("For zstd, -k, --keep: ...")
-    lead = (ambiguous or len({sense_name(c.passage) for c, _ in chosen}) > 1
-            or any(c.passage.get("product") and not names_product(question, c.passage["product"]) for c, _ in chosen))
+    lead = not asked_product_only(question, [c.passage for c, _ in chosen]) and (
+        ambiguous or len({sense_name(c.passage) for c, _ in chosen}) > 1
+        or any(c.passage.get("product") and not names_product(question, c.passage["product"]) for c, _ in chosen))
     readings = [{"question": f"{question.strip().rstrip('?')} ({sense_name(c.passage)})?", "answer": c.sentence,
                  "citations": [c.passage["id"]], "sense": sense_name(c.passage), "probability": round(p, 3),
                  "text": reading_text(c.sentence, c.passage, passages, lead)} for c, p in chosen]
@@ -133,6 +134,17 @@ def stated_readings(question: str, chosen: list[tuple[Candidate, float]], top: l
         if verdicts and id(candidate) in verdicts:
             reading["judge"] = round(verdicts[id(candidate)], 3)
     return readings, passages
+
+
+def asked_product_only(question: str, passages: list[dict]) -> bool:
+    """Whether every passage documents one product and the question names it: the question chose
+    the product, and a lead naming one of its documents ("For usage, ..." from nox/usage.txt)
+    tells the person nothing."""
+    identities = {product_identity(p) for p in passages}
+    if len(identities) != 1 or None in identities:
+        return False
+    name = product_of(passages[0])
+    return bool(name) and names_product(question, name)
 
 
 def announce(readings: list[dict], passages: list[dict]) -> None:
