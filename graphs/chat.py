@@ -185,10 +185,9 @@ def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
     update = compose.method_update(run, state["query"], messages, clarify=verdict,
                                    **({"restated": earlier} if earlier else {}))
     update["options"] = options if asking else []
-    if asking:
-        update["passages"] = passages  # an offered product's passage, numbered for its answer when chosen
     update["asks"] = (state.get("asks") or 0) + int(asking)
     if asking:
+        update["passages"] = passages  # an offered product's passage, numbered for its answer when chosen
         update["messages"] = [AIMessage(clarification_text(options))]  # the answer comes after the choice
         update["product"] = turn_product  # undecided until the choice
     else:

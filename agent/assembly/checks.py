@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from agent.assembly.compose import after_lead
 from agent.assembly.text import (
     SENTENCE_END,
     _ACRONYM,
@@ -300,10 +301,14 @@ def without_title_prefix(sentence: str, passages: list[dict]) -> str:
     lead = _LEAD.match(sentence).group(0)
     rest = sentence[len(lead):]
     for number in cited_numbers(sentence):
-        title = passages[number - 1].get("title", "").strip() if 1 <= number <= len(passages) else ""
+        passage = passages[number - 1] if 1 <= number <= len(passages) else {}
+        title = passage.get("title", "").strip()
         if title and rest[:len(title) + 1].casefold() == f"{title}:".casefold() and rest[len(title) + 1:].strip():
             body = rest[len(title) + 1:].lstrip()
-            return lead + (body[0].lower() + body[1:] if lead and body[:1].isupper() and body[1:2].islower() else body)
+            if not lead:
+                return body
+            first, _, following = body.partition(" ")
+            return f"{lead}{after_lead(first, passage, passages, following)} {following}".rstrip()
     return sentence
 
 

@@ -24,7 +24,7 @@ from agent.documents.citation import location
 from agent.llm.answers import cited_numbers, may_stream
 from agent.llm.prompts import CITATION_MARKER
 from agent.steps.grounding import content_tokens
-from agent.retrieval.products import names_product, product_identity, product_of
+from agent.retrieval.products import asked_product_only, names_product
 from agent.retrieval.retriever import get_retriever, passage_vectors
 from agent.steps.coherence import cosine
 from agent.steps.compression import SentenceRanker
@@ -127,24 +127,19 @@ def stated_readings(question: str, chosen: list[tuple[Candidate, float]], top: l
     lead = not asked_product_only(question, [c.passage for c, _ in chosen]) and (
         ambiguous or len({sense_name(c.passage) for c, _ in chosen}) > 1
         or any(c.passage.get("product") and not names_product(question, c.passage["product"]) for c, _ in chosen))
-    readings = [{"question": f"{question.strip().rstrip('?')} ({sense_name(c.passage)})?", "answer": c.sentence,
-                 "citations": [c.passage["id"]], "sense": sense_name(c.passage), "probability": round(p, 3),
-                 "text": reading_text(c.sentence, c.passage, passages, lead)} for c, p in chosen]
+    readings = [{**reading_of(question, c, p), "text": reading_text(c.sentence, c.passage, passages, lead)}
+                for c, p in chosen]
     for reading, (candidate, _) in zip(readings, chosen):
         if verdicts and id(candidate) in verdicts:
             reading["judge"] = round(verdicts[id(candidate)], 3)
     return readings, passages
 
 
-def asked_product_only(question: str, passages: list[dict]) -> bool:
-    """Whether every passage documents one product and the question names it: the question chose
-    the product, and a lead naming one of its documents ("For usage, ..." from nox/usage.txt)
-    tells the person nothing."""
-    identities = {product_identity(p) for p in passages}
-    if len(identities) != 1 or None in identities:
-        return False
-    name = product_of(passages[0])
-    return bool(name) and names_product(question, name)
+def reading_of(question: str, candidate: Candidate, probability: float) -> dict:
+    """A reading's interpretation: the question asked of its sense, its sentence, its passage."""
+    sense = sense_name(candidate.passage)
+    return {"question": f"{question.strip().rstrip('?')} ({sense})?", "answer": candidate.sentence,
+            "citations": [candidate.passage["id"]], "sense": sense, "probability": round(probability, 3)}
 
 
 def announce(readings: list[dict], passages: list[dict]) -> None:
@@ -181,10 +176,7 @@ def offered_readings(question: str, pool: list[dict], context: Context) -> list[
     """Over several products' manuals, the products the gate does not pass but may answer
     (`offered_products`), each as an interpretation with its passage: the chat offers them beside
     the stated readings when it asks which product was meant; the answer never states them."""
-    return [{"question": f"{question.strip().rstrip('?')} ({sense_name(c.passage)})?", "answer": c.sentence,
-             "citations": [c.passage["id"]], "sense": sense_name(c.passage), "probability": round(p, 3),
-             "passage": c.passage}
-            for c, p in offered_products(question, pool, context)]
+    return [{**reading_of(question, c, p), "passage": c.passage} for c, p in offered_products(question, pool, context)]
 
 
 def judged_readings(question: str, pool: list[dict], context: Context,

@@ -150,6 +150,17 @@ def names_product(text: str, product: str) -> bool:
     return False
 
 
+def asked_product_only(question: str, passages: list[dict]) -> bool:
+    """Whether every passage documents one product and the question names it: the question chose
+    the product, and a lead naming one of its documents ("For usage, ..." from nox/usage.txt)
+    tells the person nothing."""
+    identities = {product_identity(p) for p in passages}
+    if len(identities) != 1 or None in identities:
+        return False
+    name = product_of(passages[0])
+    return bool(name) and names_product(question, name)
+
+
 def named_products(texts: list[str], products: list[str]) -> set[str]:
     """The product keys the first text that names any of `products` names: the question, else
     the conversation's latest user turn that names one (`texts` newest first)."""
