@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from agent.documents import docx, html, markdown, pdf
+from agent.documents import docx, html, markdown, pdf, rst
 
-STRUCTURED: dict[str, ModuleType] = {suffix: module for module in (markdown, html, pdf, docx)
+STRUCTURED: dict[str, ModuleType] = {suffix: module for module in (markdown, html, pdf, docx, rst)
                                      for suffix in module.SUFFIXES}
 
 

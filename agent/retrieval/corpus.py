@@ -1,4 +1,4 @@
-"""Reading documents (JSONL, text, Markdown, HTML, PDF, Word, directories) and cutting them
+"""Reading documents (JSONL, text, Markdown, reStructuredText, HTML, PDF, Word, directories) and cutting them
 into passages.
 
 A document has a stable identity independent of chunking: the given `id` of a JSONL record,
@@ -6,7 +6,8 @@ else the file path relative to the ingested root (`notes/a.md`; `data.jsonl:12` 
 line of a JSONL file whose records carry no id). Its passages are `ID` (one chunk) or `ID#n`,
 so re-chunking with other settings yields the same document with other passages; a PDF's
 passages are `ID#pP.n` (the n-th passage of page P), so an edit on one page leaves the ids of
-the other pages' passages as they were. Markdown, HTML, PDF and Word files are read by their
+the other pages' passages as they were. Markdown, reStructuredText, HTML, PDF and Word files (and
+a .txt file that is reStructuredText, as Sphinx serves its sources) are read by their
 structure (agent/documents/); their passages carry `section`, `page` and `kind` in their
 metadata. Files are read lazily, one record at a time, so an ingest shows progress at once.
 Bad records and unreadable files are reported with their location and skipped; the good ones
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from agent.documents import rst
 from agent.documents import text as plain_text
 from agent.documents.model import Structure, Unreadable
 from agent.documents.passages import cut
@@ -31,7 +33,7 @@ from agent.errors import InputError
 TEXT_SUFFIXES = set(plain_text.SUFFIXES)
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
 SUPPORTED = TEXT_SUFFIXES | JSONL_SUFFIXES | set(STRUCTURED)
-SUPPORTED_NAMES = ".pdf, .html, .docx, .md, .txt or .jsonl"
+SUPPORTED_NAMES = ".pdf, .html, .docx, .md, .rst, .txt or .jsonl"
 
 
 @dataclass
@@ -167,6 +169,9 @@ def _read_text_file(path: Path, relative: str, report: ReadReport) -> Iterator[D
     except Unreadable as problem:
         report.skip(path, f"{path}: {problem}")
         return
+    if rst.looks_like_rst(text):  # a Sphinx source served as .txt ("usage.rst.txt"): read by its structure
+        yield from _structured(path, relative, report, lambda: rst.parse(text, path.name.split(".")[0]), len(raw))
+        return
     title = path.stem
     for line in text.splitlines():
         if line.startswith("# "):
@@ -178,10 +183,16 @@ def _read_text_file(path: Path, relative: str, report: ReadReport) -> Iterator[D
 
 
 def _read_structured(path: Path, relative: str, report: ReadReport) -> Iterator[Document]:
-    """One Markdown, HTML, PDF or Word file as one document; a file its reader refuses (or
-    that breaks the reader's library) is one line in the report."""
+    """One Markdown, reStructuredText, HTML, PDF or Word file as one document."""
+    yield from _structured(path, relative, report, lambda: reader_for(path).read(path), path.stat().st_size)
+
+
+def _structured(path: Path, relative: str, report: ReadReport, read: Callable[[], Structure],
+                size: int) -> Iterator[Document]:
+    """The document `read` gives; a file its reader refuses (or that breaks the reader's
+    library) is one line in the report."""
     try:
-        structure = reader_for(path).read(path)
+        structure = read()
     except Unreadable as problem:
         report.skip(path, f"{path}: {problem}")
         return
@@ -194,7 +205,7 @@ def _read_structured(path: Path, relative: str, report: ReadReport) -> Iterator[
         report.skip(path, f"{path}: no text found in it")
         return
     report.pages += structure.pages
-    yield Document(relative, structure.title, "", str(path), str(path.resolve()), {}, path.stat().st_size, structure)
+    yield Document(relative, structure.title, "", str(path), str(path.resolve()), {}, size, structure)
 
 
 def input_files(paths: list[str], report: ReadReport) -> Iterator[tuple[Path, str]]:

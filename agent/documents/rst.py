@@ -1,0 +1,350 @@
+"""reStructuredText by its structure: the format of most Python projects' manuals (Sphinx sources,
+served as `.rst` or as `_sources/*.rst.txt`).
+
+Read as prose, its markup stays in the answer ("``--stop-on-first-error`` ... ::"), a literal
+block runs into the sentence leading into it, and `.. option:: --strict` loses the option's
+name from the description under it. So headings (underlined, or over- and underlined) make the
+section path, a paragraph ending in "::" leads into the literal block after it, the code
+directives are code, `.. option::` and its kin give one list item ("--strict — Enable all
+optional error checking flags."), admonitions and tabs are read as the prose they hold, bullet,
+enumerated, definition and field lists keep their items, simple tables their rows, and inline
+markup (roles, literals, links, emphasis) is reduced to its text. Directives that hold no prose
+(toctree, images, includes, autodoc) are left out. Hand-written rather than docutils: Sphinx's
+own directives and roles, which docutils refuses, are most of what a manual uses.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agent.documents.model import SectionBuilder, Structure
+from agent.documents.text import decode
+
+SUFFIXES = (".rst", ".rest")
+
+_RULE = re.compile(r"^([=\-~^*#+`'\".:_!$%&,;/<>?@\\|])\1{2,}\s*$")
+_DIRECTIVE = re.compile(r"^\.\.\s+([\w:-]+)::(?:\s+(.*))?$")
+_TARGET = re.compile(r"^\.\.\s+_[^:]*:")
+_BULLET = re.compile(r"^([-*+•])\s+")
+_ENUMERATED = re.compile(r"^(?:\d+|#|[a-zA-Z])[.)]\s+|^\((?:\d+|#|[a-zA-Z])\)\s+")
+_FIELD = re.compile(r"^:([^:`][^:]*):(?:\s+(.*))?$")
+_SIMPLE_TABLE_RULE = re.compile(r"^=+(?:\s+=+)+\s*$")
+_OPTION_LIST = re.compile(r"^(-{1,2}[A-Za-z][\w-]*(?:[= ]<?[\w.-]+>?)?(?:, -{1,2}[A-Za-z][\w-]*(?:[= ]<?[\w.-]+>?)?)*)"
+                          r"(?:\s{2,}(.*))?$")
+
+CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "code-tab", "prompt", "doctest", "parsed-literal"}
+# what a manual documents under a name: its description is one item, "name — what it does"
+DESCRIBED = {"option", "cmdoption", "envvar", "confval", "describe", "object", "data", "attribute", "function",
+             "method", "class", "exception", "decorator", "program-option", "setting", "flag"}
+# directives that hold no prose a reader asks about
+SKIPPED = {"toctree", "image", "figure", "include", "literalinclude", "raw", "contents", "index", "highlight",
+           "program", "currentmodule", "module", "automodule", "autoclass", "autofunction", "automethod",
+           "autodata", "autoattribute", "autoexception", "autosummary", "meta", "only", "ifconfig", "sectionauthor",
+           "moduleauthor", "codeauthor", "default-role", "default-domain", "role", "tabularcolumns", "graphviz",
+           "uml", "plot", "math", "csv-table", "list-table", "spelling", "rst-class", "class"}
+
+# signs that a text file is reStructuredText (a Sphinx source served as .txt)
+_RST_SIGNS = re.compile(r"^\.\.\s+(?:[\w:-]+::|_[^:]+:)|:[a-z][\w:-]*:`[^`]+`|``[^`\s][^`]*``|::\s*$", re.M)
+RST_SIGNS = 3  # a plain text file rarely has any of these; a Sphinx source has dozens
+
+
+def looks_like_rst(text: str) -> bool:
+    """Whether a text file is reStructuredText: several of its directives, roles, inline literals
+    or literal-block markers ("::" ending a paragraph)."""
+    return len(_RST_SIGNS.findall(text, 0, 200_000)) >= RST_SIGNS
+
+
+def read(path: Path) -> Structure:
+    return parse(decode(path.read_bytes()), path.name.split(".")[0])
+
+
+def parse(text: str, fallback_title: str) -> Structure:
+    builder = SectionBuilder()
+    lines = text.expandtabs(8).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    _Reader(builder).body([line.rstrip() for line in lines])
+    return builder.structure(fallback_title)
+
+
+class _Reader:
+    """Walks a document's lines, handing headings and blocks to the builder; heading levels come
+    from the order their adornment styles first appear, as in reStructuredText itself."""
+
+    def __init__(self, builder: SectionBuilder):
+        self.builder = builder
+        self.styles: list[tuple[str, bool]] = []
+
+    def body(self, lines: list[str]) -> None:
+        index = 0
+        while index < len(lines):
+            line = lines[index]
+            if not line.strip():
+                index += 1
+                continue
+            if line[0] == " ":  # a block quote: its content, read as the rest is
+                block, index = _indented(lines, index)
+                self.body(block)
+                continue
+            index = self._heading(lines, index) or self._block(lines, index)
+
+    def _heading(self, lines: list[str], index: int) -> int:
+        """The index after a heading that starts at `index`, or 0 when none does."""
+        line, after = lines[index], lines[index + 1] if index + 1 < len(lines) else ""
+        over = _RULE.match(line)
+        if over and index + 2 < len(lines) and lines[index + 1].strip() and _RULE.match(lines[index + 2]) \
+                and lines[index + 2].strip()[0] == line.strip()[0]:
+            self._open(line.strip()[0], True, lines[index + 1])
+            return index + 3
+        if not over and _RULE.match(after) and len(after.strip()) >= len(line.strip()) - 1 \
+                and not _SIMPLE_TABLE_RULE.match(after):
+            self._open(after.strip()[0], False, line)
+            return index + 2
+        return 0
+
+    def _open(self, mark: str, overlined: bool, title: str) -> None:
+        style = (mark, overlined)
+        if style not in self.styles:
+            self.styles.append(style)
+        self.builder.heading(self.styles.index(style) + 1, inline(title.strip()))
+
+    def _block(self, lines: list[str], index: int) -> int:
+        line = lines[index]
+        directive = _DIRECTIVE.match(line)
+        if directive:
+            block, end = _indented(lines, index + 1)
+            self._directive(directive.group(1).lower().split(":")[-1], (directive.group(2) or "").strip(), block)
+            return end
+        if line.startswith(".."):  # a comment or a link target: nothing to read
+            _, end = _indented(lines, index + 1)
+            return end
+        if _SIMPLE_TABLE_RULE.match(line):
+            return self._simple_table(lines, index)
+        if _RULE.match(line):  # a transition between parts
+            return index + 1
+        if _BULLET.match(line) or _ENUMERATED.match(line) or _FIELD.match(line) or _OPTION_LIST.match(line):
+            return self._list(lines, index)
+        paragraph, end = _paragraph(lines, index)
+        if end < len(lines) and lines[end].startswith(" ") and lines[end].strip() and len(paragraph) == 1 \
+                and not paragraph[0].endswith("::"):
+            return self._list(lines, index)  # a definition list: a term, its definition indented under it
+        self._paragraph(paragraph, lines, end)
+        if paragraph[-1].endswith("::"):
+            return self._literal(lines, end)
+        return end
+
+    def _paragraph(self, paragraph: list[str], lines: list[str], end: int) -> None:
+        text = inline(" ".join(part.strip() for part in paragraph))
+        if paragraph[-1].endswith("::"):  # "Run it::" reads "Run it:"; "Run it: ::" the same
+            text = re.sub(r"\s*::$", ":", text)
+            text = re.sub(r"\s+:$", ":", text)
+        if text and text != ":":
+            self.builder.add("text", text)
+
+    def _literal(self, lines: list[str], index: int) -> int:
+        while index < len(lines) and not lines[index].strip():
+            index += 1
+        block, end = _indented(lines, index)
+        if block:
+            self.builder.add("code", "\n".join(block))
+        return end
+
+    def _directive(self, name: str, argument: str, block: list[str]) -> None:
+        content = _without_options(block)
+        if name in CODE_DIRECTIVES:
+            if content:
+                self.builder.add("code", "\n".join(content).strip("\n"), argument.split(" ")[0])
+        elif name in DESCRIBED:
+            self._described(argument, content)
+        elif name in SKIPPED:
+            return
+        else:  # note, warning, tip, versionadded, tabs, tab, admonition, topic...: the prose they hold
+            if argument and name in ("admonition", "topic", "sidebar", "rubric", "tab", "group-tab"):
+                self.builder.add("text", inline(argument) + ("" if argument.endswith((".", ":")) else "."))
+            self.body(content)
+
+    def _described(self, argument: str, content: list[str]) -> None:
+        """`.. option:: -k, --keep` with its description: the first paragraph joins the name as one
+        item; the rest of the description (examples, notes) is read as the body it is."""
+        name = " ".join(argument.split())
+        start = next((i for i, line in enumerate(content) if line.strip()), len(content))
+        first, end = _paragraph(content, start) if start < len(content) else ([], start)
+        said = inline(" ".join(part.strip() for part in first))
+        literal_follows = bool(first) and first[-1].endswith("::")
+        if literal_follows:
+            said = re.sub(r"\s*::$", ":", said)
+        if name:
+            self.builder.add("list", f"{inline(name)} — {said}" if said else inline(name))
+        elif said:
+            self.builder.add("text", said)
+        self.body(content[self._literal(content, end) if literal_follows else end:])
+
+    def _list(self, lines: list[str], index: int) -> int:
+        """Consecutive items (bullets, numbers, fields, options, definitions) as one list block,
+        each item one line, its nested items indented under it."""
+        items: list[str] = []
+        while index < len(lines) and lines[index].strip() and not lines[index].startswith(" "):
+            line = lines[index]
+            if _DIRECTIVE.match(line) or line.startswith(".."):
+                break
+            head, continuation, index = _item(lines, index)
+            items.append(head)
+            items.extend(continuation)
+            while index < len(lines) and not lines[index].strip() and _next_is_item(lines, index):
+                index += 1
+        if items:
+            self.builder.add("list", "\n".join(items))
+        return index
+
+    def _simple_table(self, lines: list[str], index: int) -> int:
+        """A simple table ("=====  =====" rules): its rows as cells joined by " | ", the header first."""
+        rule = lines[index]
+        spans = [(m.start(), m.end()) for m in re.finditer(r"=+", rule)]
+        rows: list[list[str]] = []
+        rules = 1
+        index += 1
+        while index < len(lines):
+            line = lines[index]
+            if _SIMPLE_TABLE_RULE.match(line):
+                rules += 1
+                index += 1
+                if rules == 3 or index >= len(lines) or not lines[index].strip():
+                    break
+                continue
+            if not line.strip():
+                index += 1
+                continue
+            cells = [line[start:(spans[n + 1][0] if n + 1 < len(spans) else None)].strip()
+                     for n, (start, _) in enumerate(spans)]
+            if rows and not cells[0] and not line[:spans[0][1]].strip():  # a cell's text going on
+                rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells)]
+            else:
+                rows.append(cells)
+            index += 1
+        if rows:
+            self.builder.add("table", "\n".join(" | ".join(inline(cell) for cell in row) for row in rows))
+        return index
+
+
+def _item(lines: list[str], index: int) -> tuple[str, list[str], int]:
+    """(an item's line, its nested items' lines, the index after it)."""
+    line = lines[index]
+    marker = _BULLET.match(line) or _ENUMERATED.match(line)
+    field = _FIELD.match(line)
+    option_list = _OPTION_LIST.match(line)
+    if marker:
+        first = line[marker.end():]
+    elif field:
+        first = f"{field.group(1)} — {field.group(2) or ''}"
+    elif option_list and option_list.group(2):
+        first = f"{option_list.group(1)} — {option_list.group(2)}"
+    else:  # a definition's term (or an option whose description is indented under it)
+        first = f"{line.strip()} —"
+    block, end = _indented(lines, index + 1, allow_blank_start=False)
+    words, nested = [first.strip()], []
+    position = 0
+    while position < len(block):
+        if not block[position].strip():
+            position += 1
+            continue
+        if _BULLET.match(block[position]) or _ENUMERATED.match(block[position]):
+            head, more, position = _item(block, position)
+            nested += ["  " + head] + ["  " + m for m in more]
+        elif block[position].startswith(" ") or _DIRECTIVE.match(block[position]):
+            _, position = _indented(block, position + 1) if _DIRECTIVE.match(block[position]) else \
+                _indented(block, position)
+        else:
+            paragraph, position = _paragraph(block, position)
+            words += [part.strip() for part in paragraph]
+    text = inline(" ".join(words))
+    text = re.sub(r"\s*::$", ":", text).rstrip(" —")
+    return text, nested, end
+
+
+def _next_is_item(lines: list[str], index: int) -> bool:
+    """Whether the next non-blank line goes on with the list (another marked item)."""
+    while index < len(lines) and not lines[index].strip():
+        index += 1
+    return index < len(lines) and not lines[index].startswith(" ") and bool(
+        _BULLET.match(lines[index]) or _ENUMERATED.match(lines[index]) or _FIELD.match(lines[index]))
+
+
+def _paragraph(lines: list[str], index: int) -> tuple[list[str], int]:
+    """The lines of the paragraph starting at `index` (up to a blank line or a change of indent)."""
+    indent = len(lines[index]) - len(lines[index].lstrip())
+    end = index + 1
+    while end < len(lines) and lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) == indent \
+            and not _RULE.match(lines[end]):
+        end += 1
+    return lines[index:end], end
+
+
+def _indented(lines: list[str], index: int, allow_blank_start: bool = True) -> tuple[list[str], int]:
+    """(the indented lines from `index` on, dedented, blank lines inside kept; the index after
+    them): a directive's, a literal block's or a block quote's content."""
+    end = index
+    while end < len(lines) and (not lines[end].strip() or lines[end].startswith(" ")):
+        if not lines[end].strip() and end == index and not allow_blank_start:
+            break
+        end += 1
+    while end > index and not lines[end - 1].strip():
+        end -= 1
+    block = lines[index:end]
+    indents = [len(line) - len(line.lstrip()) for line in block if line.strip()]
+    cut = min(indents) if indents else 0
+    return [line[cut:] for line in block], end
+
+
+def _without_options(block: list[str]) -> list[str]:
+    """A directive's content without its option fields (":caption: ...", ":linenos:")."""
+    index = 0
+    while index < len(block) and not block[index].strip():
+        index += 1
+    while index < len(block) and _FIELD.match(block[index].strip()) and not block[index].startswith(" "):
+        index += 1
+    return block[index:]
+
+
+_LITERAL = re.compile(r"``(.+?)``")
+_ROLE = re.compile(r":([a-zA-Z][\w:.+-]*):`([^`]+)`")
+_LINK = re.compile(r"`([^`<]*?)\s*<[^`>]+>`_{1,2}")
+_REFERENCE = re.compile(r"`([^`]+)`_{1,2}")
+_INTERPRETED = re.compile(r"`([^`]+)`")
+_STRONG = re.compile(r"\*\*(\S(?:.*?\S)?)\*\*")
+_EMPHASIS = re.compile(r"(?<![\w*])\*(\S(?:[^*]*?\S)?)\*(?![\w*])")
+_NAMED_REFERENCE = re.compile(r"(?<![\w`])([A-Za-z][\w-]*[A-Za-z0-9])__?(?=[\s.,;:!?)]|$)")
+_SUBSTITUTION_REF = re.compile(r"\|([\w -]+)\|_?")
+
+
+def inline(text: str) -> str:
+    """The words of a line of reStructuredText without its markup: ``--keep`` and :option:`--keep`
+    read as --keep, :ref:`the guide <guide>` as "the guide", `docs <https://...>`_ as "docs",
+    **bold** and *emphasis* as their words. Literals are kept as they are written."""
+    parts = _LITERAL.split(text)
+    out = []
+    for number, part in enumerate(parts):
+        if number % 2:  # inside ``...``: code, untouched
+            out.append(part)
+            continue
+        part = _ROLE.sub(lambda m: _role_text(m.group(1), m.group(2)), part)
+        part = _LINK.sub(lambda m: m.group(1), part)
+        part = _REFERENCE.sub(lambda m: m.group(1), part)
+        part = _INTERPRETED.sub(lambda m: m.group(1), part)
+        part = _STRONG.sub(lambda m: m.group(1), part)
+        part = _EMPHASIS.sub(lambda m: m.group(1), part)
+        part = _NAMED_REFERENCE.sub(lambda m: m.group(1), part)
+        part = _SUBSTITUTION_REF.sub(lambda m: m.group(1), part)
+        part = re.sub(r"\\(.)", r"\1", part)
+        out.append(part)
+    return " ".join("".join(out).split())
+
+
+def _role_text(role: str, content: str) -> str:
+    """What a role shows: "the guide" of "the guide <guide>", "c" of "~a.b.c", "x" of "!x",
+    "PEP 8" of :pep:`8`."""
+    if role.lower() in ("pep", "rfc") and content.isdigit():
+        return f"{role.upper()} {content}"
+    shown = re.match(r"^(.*?)\s*<[^<>]+>$", content, re.S)
+    if shown and shown.group(1):
+        return shown.group(1)
+    content = content.lstrip("!")
+    return content.rsplit(".", 1)[-1] if content.startswith("~") else content

@@ -1,0 +1,143 @@
+"""reStructuredText read by its structure: a Sphinx source (as .rst or served as .txt) gives sections,
+code, option items and clean prose, not its markup."""
+
+from agent.assembly.units import passage_units
+from agent.documents import rst
+from agent.retrieval.corpus import ReadReport, read_passages
+
+SOURCE = """\
+.. _usage:
+
+.. program:: packit
+
+====================
+The packit manual
+====================
+
+Packit packs files (:pep:`8` names). See :ref:`the install guide <install>` and `the home page <https://example.org>`_.
+
+.. toctree::
+
+   install
+   faq
+
+Packing
+=======
+
+To pack a folder, run::
+
+    $ packit pack src/
+
+The ``--level`` option and :option:`packit --fast` trade speed for size; **never** use *both*.
+
+.. option:: -k, --keep
+
+    Keep the input files after packing.
+
+    A kept file is never touched again.
+
+.. option:: --level N
+
+    Set the compression level from 1 to 9.
+
+.. confval:: threads
+
+    :type: integer
+    :default: 1
+
+    How many cores to use.
+
+.. note::
+
+   Packing a packed file gains nothing.
+
+.. code-block:: bash
+   :caption: from a script
+
+   packit pack --level 9 big/
+
+Unpacking
+---------
+
+- ``packit unpack FILE`` unpacks one file,
+  keeping its name.
+- ``packit list FILE`` lists what a file holds.
+
+PACKIT_HOME
+    Where packit keeps its cache.
+
+=========  ============
+Setting    Meaning
+=========  ============
+level      How hard to pack.
+threads    How many cores to use.
+=========  ============
+"""
+
+
+def _blocks(structure):
+    return [(section.name, block.kind, block.text) for section in structure.sections for block in section.blocks]
+
+
+def test_headings_make_the_title_and_the_section_path():
+    structure = rst.parse(SOURCE, "fallback")
+    assert structure.title == "The packit manual"
+    assert [section.name for section in structure.sections] == ["", "Packing", "Packing > Unpacking"]
+
+
+def test_a_literal_block_follows_its_lead_in_and_markup_is_reduced_to_its_words():
+    blocks = _blocks(rst.parse(SOURCE, "fallback"))
+    texts = [text for _, kind, text in blocks if kind == "text"]
+    assert "Packit packs files (PEP 8 names). See the install guide and the home page." in texts
+    assert "To pack a folder, run:" in texts
+    assert ("Packing", "code", "$ packit pack src/") in blocks
+    assert "The --level option and packit --fast trade speed for size; never use both." in texts
+    assert not any("install\nfaq" in text or text.startswith("..") for _, _, text in blocks)  # toctree, targets
+
+
+def test_an_option_directive_is_one_item_of_its_name_and_description():
+    blocks = _blocks(rst.parse(SOURCE, "fallback"))
+    assert ("Packing", "list", "-k, --keep — Keep the input files after packing.") in blocks
+    assert ("Packing", "text", "A kept file is never touched again.") in blocks
+    assert ("Packing", "list", "--level N — Set the compression level from 1 to 9.") in blocks
+    assert ("Packing", "list", "threads — How many cores to use.") in blocks  # its :type: is the directive's
+    assert ("Packing", "text", "Packing a packed file gains nothing.") in blocks  # the note's prose
+    assert ("Packing", "code", "packit pack --level 9 big/") in blocks  # its :caption: is no code
+
+
+def test_lists_definitions_and_simple_tables_keep_their_items():
+    blocks = _blocks(rst.parse(SOURCE, "fallback"))
+    assert ("Packing > Unpacking", "list",
+            "packit unpack FILE unpacks one file, keeping its name.\npackit list FILE lists what a file holds.") in blocks
+    assert ("Packing > Unpacking", "list", "PACKIT_HOME — Where packit keeps its cache.") in blocks
+    assert ("Packing > Unpacking", "table",
+            "Setting | Meaning\nlevel | How hard to pack.\nthreads | How many cores to use.") in blocks
+
+
+def test_a_sphinx_source_served_as_txt_is_read_by_structure_and_plain_text_is_not(tmp_path):
+    (tmp_path / "packit").mkdir()
+    (tmp_path / "packit" / "usage.rst.txt").write_text(SOURCE)
+    (tmp_path / "packit" / "notes.txt").write_text("Plain notes: nothing here is markup. It is a note::\nreally.\n")
+    passages = list(read_passages([str(tmp_path)], ReadReport()))
+    by_file = {p["document"]: [] for p in passages}
+    for passage in passages:
+        by_file[passage["document"]].append(passage)
+    usage = by_file["packit/usage.rst.txt"]
+    assert {p["metadata"].get("section") for p in usage} >= {"Packing", "Packing > Unpacking"}
+    assert all(p["title"].startswith("The packit manual") for p in usage)
+    units = [text for p in usage for _, text in passage_units(p)]
+    assert "`-k, --keep` — Keep the input files after packing." in units  # an answer unit, shown as code
+    assert any(unit.startswith("To pack a folder, run:\n```\n$ packit pack src/") for unit in units)
+    assert not any("``" in p["text"] or ":option:" in p["text"] for p in usage)
+    notes = by_file["packit/notes.txt"]
+    assert [p["title"] for p in notes] == ["notes"] and "kind" not in notes[0]["metadata"]
+
+
+def test_a_rst_file_is_ingested_and_a_broken_one_still_gives_its_text(tmp_path):
+    (tmp_path / "guide.rst").write_text("Guide\n=====\n\n.. option:: --dry-run\n\nText after an empty option.\n\n"
+                                        "   Odd indent::\n\nno literal block follows\n")
+    report = ReadReport()
+    passages = list(read_passages([str(tmp_path / "guide.rst")], report))
+    assert not report.problems
+    text = " ".join(p["text"] for p in passages)
+    assert "--dry-run" in text and "Text after an empty option." in text and "no literal block follows" in text
