@@ -73,6 +73,25 @@ def test_a_text_files_underlined_headings_are_sentences_of_their_own(tmp_path):
     assert "A rule between parts:" in passage["text"]  # a line ending in a mark is left as it is
 
 
+def test_a_saved_help_listing_gives_one_unit_per_option(tmp_path):
+    from agent.assembly.units import passage_units, says_how
+
+    (tmp_path / "help.txt").write_text(
+        "Usage: packit [options] files\n\nOutput\n"
+        "  -o, --out <dir> ........ where packed files go\n"
+        "  -k, --keep ............. keep the input files\n"
+        "  --level n                how hard to pack, from 1 to 9;\n"
+        "                           9 is the slowest\n"
+        "  -q                       print nothing\n")
+    [passage] = read_passages([str(tmp_path / "help.txt")], ReadReport())
+    units = [text for _, text in passage_units(passage)]
+    assert "-k, --keep — keep the input files." in units
+    assert "--level n — how hard to pack, from 1 to 9; 9 is the slowest." in units  # its wrapped line joined
+    assert "-o, --out <dir> — where packed files go." in units
+    assert not any("...." in unit or ("--keep" in unit and "--level" in unit) for unit in units)
+    assert all(says_how(passage, unit) for unit in units if unit.startswith("-"))
+
+
 def test_missing_paths_are_errors_and_unsupported_files_one_skipped_line(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         list(read_passages([str(tmp_path / "absent.jsonl")], ReadReport()))

@@ -45,7 +45,7 @@ The ``--level`` option and :option:`packit --fast` trade speed for size; **never
     :type: integer
     :default: 1
 
-    How many cores to use.
+   How many cores to use.
 
 .. note::
 

@@ -288,20 +288,22 @@ def _indented(lines: list[str], index: int, allow_blank_start: bool = True) -> t
         end += 1
     while end > index and not lines[end - 1].strip():
         end -= 1
-    block = lines[index:end]
+    return _dedented(lines[index:end]), end
+
+
+def _dedented(block: list[str]) -> list[str]:
+    """The lines less the indent they all share."""
     indents = [len(line) - len(line.lstrip()) for line in block if line.strip()]
     cut = min(indents) if indents else 0
-    return [line[cut:] for line in block], end
+    return [line[cut:] for line in block]
 
 
 def _without_options(block: list[str]) -> list[str]:
     """A directive's content without its option fields (":caption: ...", ":linenos:")."""
     index = 0
-    while index < len(block) and not block[index].strip():
+    while index < len(block) and (not block[index].strip() or _FIELD.match(block[index].strip())):
         index += 1
-    while index < len(block) and _FIELD.match(block[index].strip()) and not block[index].startswith(" "):
-        index += 1
-    return block[index:]
+    return _dedented(block[index:])
 
 
 _LITERAL = re.compile(r"``(.+?)``")

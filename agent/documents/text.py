@@ -66,3 +66,40 @@ def headings_set_apart(text: str) -> str:
         kept.append(line)
     return "\n".join(kept)
 
+
+
+# a line of a program's --help output: its option names, a dot leader or two spaces, what it does
+# ("  -i, --ignore ....... ignore specific files", "  -t, --test    Test the archive")
+_HELP_LINE = re.compile(r"^([ \t]{0,8})(-(?:[^\s.]|\.(?!\.))(?:[^.\s]| (?! )|\.(?!\.))*?)(?: ?\.{3,} ?|\s{2,})(\S.*)$")
+HELP_NAMES = 40  # characters: longer is a sentence that starts with a dash, not an option's names
+HELP_HEADING_WORDS = 6  # a group's heading over a listing ("Configuration", "Output options")
+
+
+def help_lines_set_apart(text: str) -> str:
+    """The text with each line of a --help listing made a sentence of its own: "-i, --ignore —
+    ignore specific files or directories." (its description's wrapped lines joined to it), and
+    the group heading over such lines ("Configuration") ended with a full stop. Read as prose, a
+    listing ran together into sentences that cut one option's description in the middle of the
+    next one's names."""
+    lines = text.splitlines()
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        found = _HELP_LINE.match(lines[index])
+        if not found or len(found.group(2)) > HELP_NAMES:
+            out.append(lines[index])
+            index += 1
+            continue
+        indent, names, said = found.groups()
+        index += 1
+        while index < len(lines) and lines[index].strip() and not _HELP_LINE.match(lines[index]) \
+                and len(lines[index]) - len(lines[index].lstrip()) > len(indent):
+            said += " " + lines[index].strip()
+            index += 1
+        heading = next((i for i in range(len(out) - 1, -1, -1) if out[i].strip()), None)
+        if heading is not None and out[heading].rstrip()[-1] not in _ENDS_SENTENCE + ")" \
+                and len(out[heading].split()) <= HELP_HEADING_WORDS:
+            out[heading] = out[heading].rstrip() + "."
+        said = said.strip()
+        out.append(f"{indent}{names.strip()} — {said}{'' if said.endswith(('.', '!', '?')) else '.'}")
+    return "\n".join(out)

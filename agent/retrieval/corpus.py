@@ -179,7 +179,7 @@ def _read_text_file(path: Path, relative: str, report: ReadReport) -> Iterator[D
             break
     # a file's passages stand in a document like those read by structure (one with no sections), so
     # citations name the file and answers can tell one product's manual from another's
-    yield Document(relative, title, plain_text.headings_set_apart(text), str(path), str(path.resolve()), {"section": ""}, len(raw))
+    yield Document(relative, title, plain_text.help_lines_set_apart(plain_text.headings_set_apart(text)), str(path), str(path.resolve()), {"section": ""}, len(raw))
 
 
 def _read_structured(path: Path, relative: str, report: ReadReport) -> Iterator[Document]:
