@@ -489,6 +489,9 @@ def test_a_man_pages_title_names_its_tool_not_its_section():
     page = {"id": "zstd/zstd.1.txt#16", "title": "zstd.1", "document": "zstd/zstd.1.txt", "text": "..."}
     assert sense_name(page) == "zstd"
     assert sense_name({"id": "n", "title": "v1.2", "text": "..."}) == "v1.2"  # no man page's file: kept as written
+    rendered = {"id": "ctest/ctest.1.html#11", "title": "ctest(1): Run Tests", "document": "ctest/ctest.1.html", "text": "..."}
+    assert sense_name(rendered) == "ctest"  # a rendered man page's "(1)" names its section, not the tool
+    assert sense_name({"id": "s", "title": "Saturn (5)", "text": "..."}) == "Saturn (5)"
 
 
 def test_an_option_row_of_several_sentences_cites_each():

@@ -27,7 +27,7 @@ def sense_name(passage: dict) -> str:
     """The sense a passage stands for, in plain words: the product its document is about, when
     it was read from a file (`product`, agent/retrieval/products.py: "For Quillpad, ..." rather
     than its heading's "For User Guide, ..."), else its title less a section after a colon
-    ("Saturn V: design and size" is about the Saturn V; a man page "zstd.1" about zstd). A parenthesized aside stays: it is
+    ("Saturn V: design and size" is about the Saturn V; a man page "zstd.1" or "zstd(1)" about zstd). A parenthesized aside stays: it is
     what tells the senses of one name apart ("Titan (submersible)" beside the moon's "Titan")."""
     if passage.get("product"):
         return passage["product"]
@@ -35,10 +35,12 @@ def sense_name(passage: dict) -> str:
     if _MAN_SECTION.match(title) and location(passage).get("document", "").rsplit("/", 1)[-1].startswith(title):
         title = _MAN_SECTION.sub(r"\1", title)  # a man page's file: "zstd.1.txt" is zstd's page
     head, colon, _ = title.partition(": ")
-    return head.strip() if colon and head.strip() else title
+    name = head.strip() if colon and head.strip() else title
+    return _MAN_REFERENCE.sub(r"\1", name)  # "ctest(1)", as a rendered man page titles itself: ctest
 
 
 _MAN_SECTION = re.compile(r"^([A-Za-z][\w+-]{1,40})\.[1-9][a-z]{0,3}$")
+_MAN_REFERENCE = re.compile(r"^([A-Za-z][\w+-]{1,40})\([1-9][a-z]{0,3}\)$")
 
 
 QUESTION_HEADING = re.compile(r"^(?:why|how|what|when|where|who|whom|which)\b", re.IGNORECASE)
