@@ -182,12 +182,24 @@ def list_items(lines: list[str]) -> list[tuple[str, str]]:
             items.append([line.strip()])
     units: list[tuple[str, str]] = []
     for parts in items:
+        parts = [labelled(parts[0]), *parts[1:]]
         said = sentences(parts[0])
         if len(parts) == 1 and len(said) > 1:
             units += [("item", option(said[0]))] + [("sentence", s) for s in said[1:] if len(s) >= MIN_ANSWER_SENTENCE]
         elif len(" ".join(parts)) >= MIN_ANSWER_SENTENCE:
             units.append(("item", completed(option("; ".join(parts)))))
     return units
+
+
+_LABEL = re.compile(r"^(.{1,80}? — )([A-Z]\w*)\.\s+(?=[A-Z])")  # "-t --test — Test. Check ..."
+
+
+def labelled(item: str) -> str:
+    """An item whose description opens with a one-word label, the label joined to the sentence
+    after it, as a man page's option reads ("-t --test — Test. Check the integrity." -> "-t --test
+    — Test: Check the integrity."): the label alone is no answer, and the sentence alone does not
+    say its option."""
+    return _LABEL.sub(r"\1\2: ", item, count=1)
 
 
 def option(item: str) -> str:

@@ -7,7 +7,8 @@ line of a JSONL file whose records carry no id). Its passages are `ID` (one chun
 so re-chunking with other settings yields the same document with other passages; a PDF's
 passages are `ID#pP.n` (the n-th passage of page P), so an edit on one page leaves the ids of
 the other pages' passages as they were. Markdown, reStructuredText, HTML, PDF and Word files (and
-a .txt file that is reStructuredText, as Sphinx serves its sources) are read by their
+a .txt file that is reStructuredText, as Sphinx serves its sources, or a manual page as `man` prints
+it) are read by their
 structure (agent/documents/); their passages carry `section`, `page` and `kind` in their
 metadata. Files are read lazily, one record at a time, so an ingest shows progress at once.
 Bad records and unreadable files are reported with their location and skipped; the good ones
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from agent.documents import rst
+from agent.documents import manpage, rst
 from agent.documents import text as plain_text
 from agent.documents.model import Structure, Unreadable
 from agent.documents.passages import cut
@@ -171,6 +172,9 @@ def _read_text_file(path: Path, relative: str, report: ReadReport) -> Iterator[D
         return
     if rst.looks_like_rst(text):  # a Sphinx source served as .txt ("usage.rst.txt"): read by its structure
         yield from _structured(path, relative, report, lambda: rst.parse(text, path.name.split(".")[0]), len(raw))
+        return
+    if manpage.looks_like_manpage(text):  # `man gzip > gzip.1.txt`: read by its layout
+        yield from _structured(path, relative, report, lambda: manpage.parse(text, path.stem), len(raw))
         return
     title = path.stem
     for line in text.splitlines():

@@ -1,5 +1,6 @@
-"""reStructuredText read by its structure: a Sphinx source (as .rst or served as .txt) gives sections,
-code, option items and clean prose, not its markup."""
+"""Manuals in the text formats read by their structure: reStructuredText (a Sphinx source, as .rst or
+served as .txt) and a manual page saved from `man` give sections, code, option items and clean
+prose, not their markup or layout."""
 
 from agent.assembly.units import passage_units
 from agent.documents import rst
@@ -141,3 +142,60 @@ def test_a_rst_file_is_ingested_and_a_broken_one_still_gives_its_text(tmp_path):
     assert not report.problems
     text = " ".join(p["text"] for p in passages)
     assert "--dry-run" in text and "Text after an empty option." in text and "no literal block follows" in text
+
+
+MANPAGE = """\
+PACKIT(1)                   General Commands Manual                  PACKIT(1)
+
+
+
+NAME
+       packit - pack files
+
+DESCRIPTION
+       The  packit  command  packs  the  named  files.  Whenever possible, each
+       file is replaced by a packed one.
+
+OPTIONS
+   Operation Mode
+       -k --keep
+              Keep (don't delete) input files during packing or  unpack-
+              ing.
+
+       -d --decompress --uncompress
+              Unpack.
+
+       -t --test
+              Test. Check the packed file integrity then quit.
+
+       KiB    Multiply the integer by 1,024.  Ki and K are
+              accepted as synonyms for KiB.
+
+       ○   When unpacking, the .pk suffix is removed.
+
+EXAMPLES
+       To count the bytes a packed file holds, you can use:
+
+              packit -cd file.pk | wc -c
+
+packit 1.0                          2026-01-01                       PACKIT(1)
+"""
+
+
+def test_a_manual_page_saved_as_text_is_read_by_its_layout(tmp_path):
+    (tmp_path / "packit").mkdir()
+    (tmp_path / "packit" / "packit.1.txt").write_text(MANPAGE)
+    passages = list(read_passages([str(tmp_path)], ReadReport()))
+    sections = {p["metadata"].get("section") for p in passages}
+    assert {"OPTIONS > Operation Mode", "DESCRIPTION", "EXAMPLES"} <= sections
+    assert all(p["title"].startswith("packit.1") for p in passages)
+    text = "\n".join(p["text"] for p in passages)
+    assert "PACKIT(1)" not in text and "General Commands Manual" not in text  # the running header and footer
+    assert "The packit command packs the named files." in text  # justified spacing undone
+    units = [unit for p in passages for _, unit in passage_units(p)]
+    assert "`-k --keep` — Keep (don't delete) input files during packing or unpacking." in units
+    assert "`-d --decompress --uncompress` — Unpack." in units
+    assert "`-t --test` — Test: Check the packed file integrity then quit." in units  # the label joins its sentence
+    assert "KiB — Multiply the integer by 1,024." in units or "`KiB` — Multiply the integer by 1,024." in units
+    assert "When unpacking, the .pk suffix is removed." in units
+    assert "To count the bytes a packed file holds, you can use:\n```\npackit -cd file.pk | wc -c\n```" in units

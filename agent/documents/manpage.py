@@ -1,0 +1,127 @@
+"""A manual page as `man` prints it, saved as text (`man gzip > gzip.1.txt`): read by its layout.
+
+Read as prose, a page's options ran together ("-k --keep Keep ... -l --list For each ...") and
+every passage stood in no section. The page's layout says it all: a line at the left margin
+is a section heading (OPTIONS), one indented by a few spaces a sub-heading ("Operation Mode"),
+and a tagged paragraph (a tag such as "-k, --keep" with its description indented deeper, under
+it or beside it) is one item, "-k, --keep — Keep (don't delete) input files.", as a definition
+list reads. Bullets ("○", "•") are items too; other paragraphs are prose, their lines joined.
+The page's running header and footer ("GZIP(1)  General Commands Manual  GZIP(1)") are left out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.documents.model import SectionBuilder, Structure
+
+_HEADER = re.compile(r"^\S+\([1-9][a-z]{0,3}\)\s.*\S+\([1-9][a-z]{0,3}\)\s*$")
+_SECTION = re.compile(r"^[A-Z][A-Z0-9 ,/&()-]{1,40}$")  # "NAME", "SEE ALSO", "EXIT STATUS"
+_BULLET = re.compile(r"^([○•●◦·*-])\s+")
+_OVERSTRIKE = re.compile(r".\x08")
+SUBHEADING_INDENT = 4  # at most: "   Operation Mode"
+SUBHEADING_WORDS = 8
+TAG_GAP = re.compile(r"\S(\s{2,})\S")  # a tag and its description on one line: "KiB    Multiply ..."
+TAG_WIDTH = 24  # characters: a longer first line is prose, not a tag ...
+OPTION_TAG_WIDTH = 48  # ... unless it names options ("-d --decompress --uncompress")
+
+
+def looks_like_manpage(text: str) -> bool:
+    """Whether a text file is a manual page as `man` prints it: its running header
+    ("GZIP(1) ... GZIP(1)") or its NAME section heading, with DESCRIPTION or SYNOPSIS after it."""
+    head = [line for line in text[:20000].splitlines() if line.strip()]
+    if head and _HEADER.match(_OVERSTRIKE.sub("", head[0]).strip()):
+        return True
+    plain = [_OVERSTRIKE.sub("", line).rstrip() for line in head]
+    return "NAME" in plain[:3] and any(line in ("SYNOPSIS", "DESCRIPTION") for line in plain)
+
+
+def parse(text: str, fallback_title: str) -> Structure:
+    lines = [_OVERSTRIKE.sub("", line).expandtabs(8).rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    running = {line.strip() for line in lines if _HEADER.match(line.strip())}
+    last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+    if re.search(r"\S+\([1-9][a-z]{0,3}\)$", last):
+        running.add(last)  # the footer: "GNU gzip  2023-08-15  GZIP(1)"
+    builder = SectionBuilder()
+    _Page(builder).read([line for line in lines if line.strip() not in running])
+    return builder.structure(fallback_title)
+
+
+class _Page:
+    """Walks the page's paragraphs, gathering consecutive items into one list block."""
+
+    def __init__(self, builder: SectionBuilder):
+        self.builder = builder
+        self.items: list[str] = []
+        self.lead_in = -1  # the indent of the prose paragraph just read when it ends with ":", else -1
+
+    def flush(self) -> None:
+        if self.items:
+            self.builder.add("list", "\n".join(self.items))
+            self.items = []
+
+    def read(self, lines: list[str]) -> None:
+        index = 0
+        while index < len(lines):
+            line = lines[index]
+            if not line.strip():
+                index += 1
+                continue
+            indent = len(line) - len(line.lstrip())
+            if indent == 0 and _SECTION.match(line.strip()):
+                self.flush()
+                self.builder.heading(1, line.strip())
+                index += 1
+                continue
+            if 0 < indent <= SUBHEADING_INDENT and len(line.split()) <= SUBHEADING_WORDS and not line.rstrip().endswith(
+                    (".", ":", ",", ";")):
+                self.flush()
+                self.builder.heading(2, line.strip())
+                index += 1
+                continue
+            end = index + 1
+            while end < len(lines) and lines[end].strip() and not (
+                    len(lines[end]) - len(lines[end].lstrip()) <= SUBHEADING_INDENT and _SECTION.match(lines[end].strip())):
+                end += 1
+            self.paragraph(lines[index:end])
+            index = end
+        self.flush()
+
+    def paragraph(self, lines: list[str]) -> None:
+        first = lines[0]
+        indent = len(first) - len(first.lstrip())
+        deeper = [line for line in lines[1:] if len(line) - len(line.lstrip()) > indent]
+        bullet = _BULLET.match(first.strip())
+        gap = TAG_GAP.search(first.strip())
+        width = OPTION_TAG_WIDTH if first.strip().startswith("-") else TAG_WIDTH
+        lead_in, self.lead_in = self.lead_in, -1
+        if 0 <= lead_in < indent:  # indented under "you can use:": the command it leads into
+            self.flush()
+            self.builder.add("code", "\n".join(line[indent:] if len(line) - len(line.lstrip()) >= indent else line.strip()
+                                               for line in lines))
+        elif bullet:
+            self.items.append(_joined([first.strip()[bullet.end():], *lines[1:]]))
+        elif len(first.strip()) <= width and lines[1:] and len(deeper) == len(lines) - 1 \
+                and not first.rstrip().endswith((".", ",")):
+            self.items.append(f"{first.strip()} — {_joined(lines[1:])}")  # the tag over its description
+        elif gap and gap.start() < TAG_WIDTH and (all(
+                len(line) - len(line.lstrip()) == indent + gap.end() - 1 for line in lines[1:]) if lines[1:]
+                else first.strip().startswith("-") or " " not in first.strip()[:gap.start() + 1]):
+            tag, said = first.strip()[:gap.start() + 1], first.strip()[gap.end() - 1:]
+            self.items.append(f"{tag} — {_joined([said, *lines[1:]])}")  # the tag beside it
+        else:
+            self.flush()
+            text = _joined(lines)
+            self.builder.add("text", text)
+            self.lead_in = indent if text.endswith(":") else -1
+
+
+def _joined(lines: list[str]) -> str:
+    """The lines as one paragraph: words one space apart, a word hyphenated at a line's end whole."""
+    text = ""
+    for line in (line.strip() for line in lines):
+        if text.endswith("-") and text[-2:-1].isalpha() and line[:1].islower():
+            text = text[:-1] + line
+        else:
+            text = f"{text} {line}".strip()
+    return " ".join(text.split())
