@@ -282,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_index_flags(sub, shared=sub.prog.endswith(" chat"))
         return sub
 
-    ingest = with_index(commands.add_parser("ingest", help="add documents (PDF, HTML, Word, Markdown, text, JSONL, directories)"))
+    ingest = with_index(commands.add_parser("ingest", help="add documents (PDF, HTML, Word, Markdown, reStructuredText, text, JSONL, directories)"))
     ingest.add_argument("paths", nargs="*", metavar="PATH")
     ingest.add_argument("--demo", action="store_true", help="also ingest the bundled demo corpora (the demo and held-out fixtures)")
     ingest.add_argument("--chunk-tokens", type=int, default=200, help="tokens per passage (default 200)")
