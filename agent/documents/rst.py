@@ -25,7 +25,6 @@ SUFFIXES = (".rst", ".rest")
 
 _RULE = re.compile(r"^([=\-~^*#+`'\".:_!$%&,;/<>?@\\|])\1{2,}\s*$")
 _DIRECTIVE = re.compile(r"^\.\.\s+([\w:-]+)::(?:\s+(.*))?$")
-_TARGET = re.compile(r"^\.\.\s+_[^:]*:")
 _BULLET = re.compile(r"^([-*+•])\s+")
 _ENUMERATED = re.compile(r"^(?:\d+|#|[a-zA-Z])[.)]\s+|^\((?:\d+|#|[a-zA-Z])\)\s+")
 _FIELD = re.compile(r"^:([^:`][^:]*):(?:\s+(.*))?$")
