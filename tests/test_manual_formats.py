@@ -134,6 +134,14 @@ def test_a_sphinx_source_served_as_txt_is_read_by_structure_and_plain_text_is_no
     assert [p["title"] for p in notes] == ["notes"] and "kind" not in notes[0]["metadata"]
 
 
+def test_the_fields_a_document_opens_with_are_about_it_not_in_it():
+    structure = rst.parse(":title: Packit settings\n:category: tools\n\nPackit reads its settings from packit.toml.\n\n"
+                          "level\n-----\n\nHow hard to pack.\n\nthreads\n-------\n\nHow many cores to use.\n", "fallback")
+    assert structure.title == "Packit settings"
+    assert [block.text for section in structure.sections for block in section.blocks][0] == \
+        "Packit reads its settings from packit.toml."
+
+
 def test_a_rst_file_is_ingested_and_a_broken_one_still_gives_its_text(tmp_path):
     (tmp_path / "guide.rst").write_text("Guide\n=====\n\n.. option:: --dry-run\n\nText after an empty option.\n\n"
                                         "   Odd indent::\n\nno literal block follows\n")

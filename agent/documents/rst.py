@@ -60,9 +60,23 @@ def read(path: Path) -> Structure:
 
 def parse(text: str, fallback_title: str) -> Structure:
     builder = SectionBuilder()
-    lines = text.expandtabs(8).replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    _Reader(builder).body([line.rstrip() for line in lines])
-    return builder.structure(fallback_title)
+    lines = [line.rstrip() for line in text.expandtabs(8).replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    fields, lines = _docinfo(lines)
+    _Reader(builder).body(lines)
+    return builder.structure(inline(fields.get("title", "")) or fallback_title)
+
+
+def _docinfo(lines: list[str]) -> tuple[dict[str, str], list[str]]:
+    """(the fields a document opens with, ":title: ..." and the like: about the document, not in
+    it; the lines after them)."""
+    fields: dict[str, str] = {}
+    index = 0
+    while index < len(lines) and not lines[index].strip():
+        index += 1
+    while index < len(lines) and (field := _FIELD.match(lines[index])):
+        fields[field.group(1).strip().lower()] = (field.group(2) or "").strip()
+        index += 1
+    return (fields, lines[index:]) if fields else ({}, lines)
 
 
 class _Reader:
