@@ -162,7 +162,8 @@ NAME
 
 DESCRIPTION
        The  packit  command  packs  the  named  files.  Whenever possible, each
-       file is replaced by a packed one.
+       file is replaced by a packed one, unless --keep is speci‐
+       fied.
 
 OPTIONS
    Operation Mode
@@ -200,6 +201,7 @@ def test_a_manual_page_saved_as_text_is_read_by_its_layout(tmp_path):
     text = "\n".join(p["text"] for p in passages)
     assert "PACKIT(1)" not in text and "General Commands Manual" not in text  # the running header and footer
     assert "The packit command packs the named files." in text  # justified spacing undone
+    assert "unless --keep is specified." in text  # a word man hyphenated at a line's end whole
     units = [unit for p in passages for _, unit in passage_units(p)]
     assert "`-k --keep` — Keep (don't delete) input files during packing or unpacking." in units
     assert "`-d --decompress --uncompress` — Unpack." in units

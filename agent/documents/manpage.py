@@ -120,8 +120,8 @@ def _joined(lines: list[str]) -> str:
     """The lines as one paragraph: words one space apart, a word hyphenated at a line's end whole."""
     text = ""
     for line in (line.strip() for line in lines):
-        if text.endswith("-") and text[-2:-1].isalpha() and line[:1].islower():
-            text = text[:-1] + line
+        if text.endswith(("-", "\u2010")) and text[-2:-1].isalpha() and line[:1].islower():
+            text = text[:-1] + line  # "speci‐" and "fied": man's hyphenation, U+2010 in UTF-8
         else:
             text = f"{text} {line}".strip()
     return " ".join(text.split())
