@@ -134,6 +134,23 @@ def test_a_sphinx_source_served_as_txt_is_read_by_structure_and_plain_text_is_no
     assert [p["title"] for p in notes] == ["notes"] and "kind" not in notes[0]["metadata"]
 
 
+def test_list_and_csv_tables_give_one_row_unit_each():
+    source = (".. list-table:: Options\n   :header-rows: 1\n\n   * - Option\n     - Meaning\n"
+              "   * - ``--fast``\n     - Pack quickly,\n       trading size for speed.\n   * - ``--keep``\n     - Keep inputs.\n\n"
+              ".. csv-table::\n   :header: \"Setting\", \"Default\", \"Meaning\"\n\n"
+              "   level, 6, \"How hard to pack, 1 to 9\"\n   threads, 1, How many cores to use\n")
+    tables = [block.text for section in rst.parse(source, "t").sections for block in section.blocks if block.kind == "table"]
+    assert tables == ["Option | Meaning\n--fast | Pack quickly, trading size for speed.\n--keep | Keep inputs.",
+                      "Setting | Default | Meaning\nlevel | 6 | How hard to pack, 1 to 9\nthreads | 1 | How many cores to use"]
+    units = [text for table in tables for _, text in passage_units({"id": "t", "title": "T", "kind": "table", "text": table})]
+    assert "`--fast` — Pack quickly, trading size for speed." in units
+    assert "`level` — Default: 6; Meaning: How hard to pack, 1 to 9." in units
+    headless = rst.parse(".. list-table::\n\n   * - ``--quiet``\n     - Print nothing.\n", "t")
+    [table] = [block.text for section in headless.sections for block in section.blocks]
+    assert [text for _, text in passage_units({"id": "t", "title": "T", "kind": "table", "text": table})] == [
+        "`--quiet` — Print nothing."]  # no header row: the first row is a row
+
+
 def test_the_fields_a_document_opens_with_are_about_it_not_in_it():
     structure = rst.parse(":title: Packit settings\n:category: tools\n\nPackit reads its settings from packit.toml.\n\n"
                           "level\n-----\n\nHow hard to pack.\n\nthreads\n-------\n\nHow many cores to use.\n", "fallback")

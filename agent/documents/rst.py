@@ -7,8 +7,8 @@ name from the description under it. So headings (underlined, or over- and underl
 section path, a paragraph ending in "::" leads into the literal block after it, the code
 directives are code, `.. option::` and its kin give one list item ("--strict — Enable all
 optional error checking flags."), admonitions and tabs are read as the prose they hold, bullet,
-enumerated, definition and field lists keep their items, simple tables their rows, and inline
-markup (roles, literals, links, emphasis) is reduced to its text. Directives that hold no prose
+enumerated, definition and field lists keep their items, simple, list and CSV tables their
+rows, and inline markup (roles, literals, links, emphasis) is reduced to its text. Directives that hold no prose
 (toctree, images, includes, autodoc) are left out. Hand-written rather than docutils: Sphinx's
 own directives and roles, which docutils refuses, are most of what a manual uses.
 """
@@ -41,7 +41,7 @@ SKIPPED = {"toctree", "image", "figure", "include", "literalinclude", "raw", "co
            "program", "currentmodule", "module", "automodule", "autoclass", "autofunction", "automethod",
            "autodata", "autoattribute", "autoexception", "autosummary", "meta", "only", "ifconfig", "sectionauthor",
            "moduleauthor", "codeauthor", "default-role", "default-domain", "role", "tabularcolumns", "graphviz",
-           "uml", "plot", "math", "csv-table", "list-table", "spelling", "rst-class", "class"}
+           "uml", "plot", "math", "spelling", "rst-class", "class"}
 
 # signs that a text file is reStructuredText (a Sphinx source served as .txt)
 _RST_SIGNS = re.compile(r"^\.\.\s+(?:[\w:-]+::|_[^:]+:)|:[a-z][\w:-]*:`[^`]+`|``[^`\s][^`]*``|::\s*$", re.M)
@@ -168,6 +168,14 @@ class _Reader:
                 self.builder.add("code", "\n".join(content).strip("\n"), argument.split(" ")[0])
         elif name in DESCRIBED:
             self._described(argument, content)
+        elif name in ("list-table", "csv-table"):
+            options = _options(block)
+            rows = _list_table(content) if name == "list-table" else _csv_table(content, options.get("header", ""))
+            has_header = name == "csv-table" and "header" in options or options.get("header-rows", "0") != "0"
+            if rows:
+                width = max(len(row) for row in rows)
+                lines = [" | ".join(inline(cell) for cell in row) for row in rows]
+                self.builder.add("table", "\n".join(lines if has_header else [" | ".join([""] * width), *lines]))
         elif name in SKIPPED:
             return
         else:  # note, warning, tip, versionadded, tabs, tab, admonition, topic...: the prose they hold
@@ -309,6 +317,41 @@ def _dedented(block: list[str]) -> list[str]:
     indents = [len(line) - len(line.lstrip()) for line in block if line.strip()]
     cut = min(indents) if indents else 0
     return [line[cut:] for line in block]
+
+
+def _options(block: list[str]) -> dict[str, str]:
+    """A directive's option fields (":header-rows: 1") by name."""
+    found: dict[str, str] = {}
+    for line in block:
+        if line.strip() and not (field := _FIELD.match(line.strip())):
+            break
+        if line.strip():
+            found[field.group(1).strip().lower()] = (field.group(2) or "").strip()
+    return found
+
+
+def _list_table(content: list[str]) -> list[list[str]]:
+    """A list-table's rows: "* - cell" opens a row, "  - cell" the next cell, deeper lines go on."""
+    rows: list[list[str]] = []
+    for line in content:
+        if not line.strip():
+            continue
+        if line.startswith("* "):
+            rows.append([])
+            line = "  " + line[2:]
+        if rows and re.match(r"^  -( |$)", line):
+            rows[-1].append(line[3:].strip())
+        elif rows and rows[-1]:
+            rows[-1][-1] = f"{rows[-1][-1]} {line.strip()}".strip()
+    return [row for row in rows if any(row)]
+
+
+def _csv_table(content: list[str], header: str) -> list[list[str]]:
+    """A csv-table's rows written in the document (a :file: one is not read), its :header: first."""
+    import csv
+
+    lines = ([header] if header else []) + [line.strip() for line in content if line.strip()]
+    return [[cell.strip() for cell in row] for row in csv.reader(lines, skipinitialspace=True) if row]
 
 
 def _without_options(block: list[str]) -> list[str]:
