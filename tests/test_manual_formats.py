@@ -134,7 +134,7 @@ def test_a_sphinx_source_served_as_txt_is_read_by_structure_and_plain_text_is_no
     assert [p["title"] for p in notes] == ["notes"] and "kind" not in notes[0]["metadata"]
 
 
-def test_list_and_csv_tables_give_one_row_unit_each():
+def test_list_csv_and_grid_tables_give_one_row_unit_each():
     source = (".. list-table:: Options\n   :header-rows: 1\n\n   * - Option\n     - Meaning\n"
               "   * - ``--fast``\n     - Pack quickly,\n       trading size for speed.\n   * - ``--keep``\n     - Keep inputs.\n\n"
               ".. csv-table::\n   :header: \"Setting\", \"Default\", \"Meaning\"\n\n"
@@ -145,6 +145,10 @@ def test_list_and_csv_tables_give_one_row_unit_each():
     units = [text for table in tables for _, text in passage_units({"id": "t", "title": "T", "kind": "table", "text": table})]
     assert "`--fast` — Pack quickly, trading size for speed." in units
     assert "`level` — Default: 6; Meaning: How hard to pack, 1 to 9." in units
+    grid = rst.parse("+------------+--------------+\n| Option     | Meaning      |\n+============+==============+\n"
+                     "| ``--fast`` | Pack quickly |\n|            | and loosely. |\n+------------+--------------+\n", "t")
+    assert [block.text for section in grid.sections for block in section.blocks] == [
+        "Option | Meaning\n--fast | Pack quickly and loosely."]
     headless = rst.parse(".. list-table::\n\n   * - ``--quiet``\n     - Print nothing.\n", "t")
     [table] = [block.text for section in headless.sections for block in section.blocks]
     assert [text for _, text in passage_units({"id": "t", "title": "T", "kind": "table", "text": table})] == [

@@ -7,8 +7,8 @@ name from the description under it. So headings (underlined, or over- and underl
 section path, a paragraph ending in "::" leads into the literal block after it, the code
 directives are code, `.. option::` and its kin give one list item ("--strict — Enable all
 optional error checking flags."), admonitions and tabs are read as the prose they hold, bullet,
-enumerated, definition and field lists keep their items, simple, list and CSV tables their
-rows, and inline markup (roles, literals, links, emphasis) is reduced to its text. Directives that hold no prose
+enumerated, definition and field lists keep their items, simple, grid, list and CSV tables
+their rows, and inline markup (roles, literals, links, emphasis) is reduced to its text. Directives that hold no prose
 (toctree, images, includes, autodoc) are left out. Hand-written rather than docutils: Sphinx's
 own directives and roles, which docutils refuses, are most of what a manual uses.
 """
@@ -29,6 +29,7 @@ _BULLET = re.compile(r"^([-*+•])\s+")
 _ENUMERATED = re.compile(r"^(?:\d+|#|[a-zA-Z])[.)]\s+|^\((?:\d+|#|[a-zA-Z])\)\s+")
 _FIELD = re.compile(r"^:([^:`][^:]*):(?:\s+(.*))?$")
 _SIMPLE_TABLE_RULE = re.compile(r"^=+(?:\s+=+)+\s*$")
+_GRID_RULE = re.compile(r"^\+[-=]{2,}\+(?:[-=]*\+)*\s*$")  # "+------+------+", "+======+"
 _OPTION_LIST = re.compile(r"^(-{1,2}[A-Za-z][\w-]*(?:[= ]<?[\w.-]+>?)?(?:, -{1,2}[A-Za-z][\w-]*(?:[= ]<?[\w.-]+>?)?)*)"
                           r"(?:\s{2,}(.*))?$")
 
@@ -132,6 +133,8 @@ class _Reader:
             return end
         if _SIMPLE_TABLE_RULE.match(line):
             return self._simple_table(lines, index)
+        if _GRID_RULE.match(line):
+            return self._grid_table(lines, index)
         if _RULE.match(line):  # a transition between parts
             return index + 1
         if _BULLET.match(line) or _ENUMERATED.match(line) or _FIELD.match(line) or _OPTION_LIST.match(line):
@@ -240,6 +243,26 @@ class _Reader:
                 rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells)]
             else:
                 rows.append(cells)
+            index += 1
+        if rows:
+            self.builder.add("table", "\n".join(" | ".join(inline(cell) for cell in row) for row in rows))
+        return index
+
+
+    def _grid_table(self, lines: list[str], index: int) -> int:
+        """A grid table ("+----+----+" rules, "| cell | cell |" lines): a row's lines between two
+        rules joined cell by cell, the header first. A cell spanning columns is read as its lines say."""
+        rows: list[list[str]] = []
+        current: list[str] = []
+        while index < len(lines) and lines[index].strip()[:1] in ("+", "|"):
+            line = lines[index].strip()
+            if _GRID_RULE.match(line):
+                if any(current):
+                    rows.append(current)
+                current = []
+            else:
+                cells = [cell.strip() for cell in line.strip("|").split("|")]
+                current = [f"{a} {b}".strip() for a, b in zip(current, cells)] if current else cells
             index += 1
         if rows:
             self.builder.add("table", "\n".join(" | ".join(inline(cell) for cell in row) for row in rows))
