@@ -143,12 +143,13 @@ class _Reader:
         if end < len(lines) and lines[end].startswith(" ") and lines[end].strip() and len(paragraph) == 1 \
                 and not paragraph[0].endswith("::"):
             return self._list(lines, index)  # a definition list: a term, its definition indented under it
-        self._paragraph(paragraph, lines, end)
+        self._prose(paragraph)
         if paragraph[-1].endswith("::"):
             return self._literal(lines, end)
         return end
 
-    def _paragraph(self, paragraph: list[str], lines: list[str], end: int) -> None:
+    def _prose(self, paragraph: list[str]) -> None:
+        """A paragraph as one text block, its markup reduced to its words."""
         text = inline(" ".join(part.strip() for part in paragraph))
         if paragraph[-1].endswith("::"):  # "Run it::" reads "Run it:"; "Run it: ::" the same
             text = re.sub(r"\s*::$", ":", text)
