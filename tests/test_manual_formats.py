@@ -92,6 +92,8 @@ def test_a_literal_block_follows_its_lead_in_and_markup_is_reduced_to_its_words(
     assert "Packit packs files (PEP 8 names). See the install guide and the home page." in texts
     assert "To pack a folder, run:" in texts
     assert ("Packing", "code", "$ packit pack src/") in blocks
+    spaced = rst.parse("Unpack it: ::\n\n    packit unpack big.pk\n", "t")
+    assert [block.text for section in spaced.sections for block in section.blocks] == ["Unpack it:", "packit unpack big.pk"]
     assert "The --level option and packit --fast trade speed for size; never use both." in texts
     assert not any("install\nfaq" in text or text.startswith("..") for _, _, text in blocks)  # toctree, targets
 

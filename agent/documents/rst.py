@@ -8,7 +8,8 @@ section path, a paragraph ending in "::" leads into the literal block after it, 
 directives are code, `.. option::` and its kin give one list item ("--strict — Enable all
 optional error checking flags."), admonitions and tabs are read as the prose they hold, bullet,
 enumerated, definition and field lists keep their items, simple, grid, list and CSV tables
-their rows, and inline markup (roles, literals, links, emphasis) is reduced to its text. Directives that hold no prose
+their rows, and inline markup (roles, literals, links, emphasis) is reduced to its text
+(agent/documents/rst_inline.py). Directives that hold no prose
 (toctree, images, includes, autodoc) are left out. Hand-written rather than docutils: Sphinx's
 own directives and roles, which docutils refuses, are most of what a manual uses.
 """
@@ -19,6 +20,7 @@ import re
 from pathlib import Path
 
 from agent.documents.model import SectionBuilder, Structure
+from agent.documents.rst_inline import inline
 from agent.documents.text import decode
 
 SUFFIXES = (".rst", ".rest")
@@ -56,7 +58,13 @@ def looks_like_rst(text: str) -> bool:
 
 
 def read(path: Path) -> Structure:
-    return parse(decode(path.read_bytes()), path.name.split(".")[0])
+    return parse(decode(path.read_bytes()), document_name(path))
+
+
+def document_name(path: Path) -> str:
+    """The title a document with no heading of its own gets: its file's name up to the first dot
+    ("usage.rst.txt" -> usage)."""
+    return path.name.split(".")[0]
 
 
 def parse(text: str, fallback_title: str) -> Structure:
@@ -150,10 +158,7 @@ class _Reader:
 
     def _prose(self, paragraph: list[str]) -> None:
         """A paragraph as one text block, its markup reduced to its words."""
-        text = inline(" ".join(part.strip() for part in paragraph))
-        if paragraph[-1].endswith("::"):  # "Run it::" reads "Run it:"; "Run it: ::" the same
-            text = re.sub(r"\s*::$", ":", text)
-            text = re.sub(r"\s+:$", ":", text)
+        text = lead_in(inline(" ".join(part.strip() for part in paragraph)))
         if text and text != ":":
             self.builder.add("text", text)
 
@@ -176,10 +181,7 @@ class _Reader:
             options = _options(block)
             rows = _list_table(content) if name == "list-table" else _csv_table(content, options.get("header", ""))
             has_header = name == "csv-table" and "header" in options or options.get("header-rows", "0") != "0"
-            if rows:
-                width = max(len(row) for row in rows)
-                lines = [" | ".join(inline(cell) for cell in row) for row in rows]
-                self.builder.add("table", "\n".join(lines if has_header else [" | ".join([""] * width), *lines]))
+            self._table(rows, has_header)
         elif name in SKIPPED:
             return
         else:  # note, warning, tip, versionadded, tabs, tab, admonition, topic...: the prose they hold
@@ -193,10 +195,8 @@ class _Reader:
         name = " ".join(argument.split())
         start = next((i for i, line in enumerate(content) if line.strip()), len(content))
         first, end = _paragraph(content, start) if start < len(content) else ([], start)
-        said = inline(" ".join(part.strip() for part in first))
+        said = lead_in(inline(" ".join(part.strip() for part in first)))
         literal_follows = bool(first) and first[-1].endswith("::")
-        if literal_follows:
-            said = re.sub(r"\s*::$", ":", said)
         if name:
             self.builder.add("list", f"{inline(name)} — {said}" if said else inline(name))
         elif said:
@@ -219,6 +219,13 @@ class _Reader:
         if items:
             self.builder.add("list", "\n".join(items))
         return index
+
+    def _table(self, rows: list[list[str]], has_header: bool = True) -> None:
+        """A table block: one line per row, cells joined by " | ", the header first (an empty one
+        when the table has none, so its first row is read as a row)."""
+        if rows:
+            header = [] if has_header else [" | ".join([""] * max(len(row) for row in rows))]
+            self.builder.add("table", "\n".join(header + [" | ".join(inline(cell) for cell in row) for row in rows]))
 
     def _simple_table(self, lines: list[str], index: int) -> int:
         """A simple table ("=====  =====" rules): its rows as cells joined by " | ", the header first."""
@@ -245,10 +252,8 @@ class _Reader:
             else:
                 rows.append(cells)
             index += 1
-        if rows:
-            self.builder.add("table", "\n".join(" | ".join(inline(cell) for cell in row) for row in rows))
+        self._table(rows)
         return index
-
 
     def _grid_table(self, lines: list[str], index: int) -> int:
         """A grid table ("+----+----+" rules, "| cell | cell |" lines): a row's lines between two
@@ -265,8 +270,7 @@ class _Reader:
                 cells = [cell.strip() for cell in line.strip("|").split("|")]
                 current = [f"{a} {b}".strip() for a, b in zip(current, cells)] if current else cells
             index += 1
-        if rows:
-            self.builder.add("table", "\n".join(" | ".join(inline(cell) for cell in row) for row in rows))
+        self._table(rows)
         return index
 
 
@@ -294,15 +298,20 @@ def _item(lines: list[str], index: int) -> tuple[str, list[str], int]:
         if _BULLET.match(block[position]) or _ENUMERATED.match(block[position]):
             head, more, position = _item(block, position)
             nested += ["  " + head] + ["  " + m for m in more]
-        elif block[position].startswith(" ") or _DIRECTIVE.match(block[position]):
-            _, position = _indented(block, position + 1) if _DIRECTIVE.match(block[position]) else \
-                _indented(block, position)
+        elif _DIRECTIVE.match(block[position]):  # a directive inside an item: left out with its content
+            _, position = _indented(block, position + 1)
+        elif block[position].startswith(" "):  # an indented block inside an item: left out
+            _, position = _indented(block, position)
         else:
             paragraph, position = _paragraph(block, position)
             words += [part.strip() for part in paragraph]
-    text = inline(" ".join(words))
-    text = re.sub(r"\s*::$", ":", text).rstrip(" —")
-    return text, nested, end
+    return lead_in(inline(" ".join(words))).rstrip(" —"), nested, end
+
+
+def lead_in(text: str) -> str:
+    """A paragraph that leads into a literal block as it reads: "Run it::" and "Run it: ::" read
+    "Run it:"."""
+    return re.sub(r":?\s*::$", ":", text)
 
 
 def _next_is_item(lines: list[str], index: int) -> bool:
@@ -384,49 +393,3 @@ def _without_options(block: list[str]) -> list[str]:
     while index < len(block) and (not block[index].strip() or _FIELD.match(block[index].strip())):
         index += 1
     return _dedented(block[index:])
-
-
-_LITERAL = re.compile(r"``(.+?)``")
-_ROLE = re.compile(r":([a-zA-Z][\w:.+-]*):`([^`]+)`")
-_LINK = re.compile(r"`([^`<]*?)\s*<[^`>]+>`_{1,2}")
-_REFERENCE = re.compile(r"`([^`]+)`_{1,2}")
-_INTERPRETED = re.compile(r"`([^`]+)`")
-_STRONG = re.compile(r"\*\*(\S(?:.*?\S)?)\*\*")
-_EMPHASIS = re.compile(r"(?<![\w*])\*(\S(?:[^*]*?\S)?)\*(?![\w*])")
-_NAMED_REFERENCE = re.compile(r"(?<![\w`])([A-Za-z][\w-]*[A-Za-z0-9])__?(?=[\s.,;:!?)]|$)")
-_SUBSTITUTION_REF = re.compile(r"\|([\w -]+)\|_?")
-
-
-def inline(text: str) -> str:
-    """The words of a line of reStructuredText without its markup: ``--keep`` and :option:`--keep`
-    read as --keep, :ref:`the guide <guide>` as "the guide", `docs <https://...>`_ as "docs",
-    **bold** and *emphasis* as their words. Literals are kept as they are written."""
-    parts = _LITERAL.split(text)
-    out = []
-    for number, part in enumerate(parts):
-        if number % 2:  # inside ``...``: code, untouched
-            out.append(part)
-            continue
-        part = _ROLE.sub(lambda m: _role_text(m.group(1), m.group(2)), part)
-        part = _LINK.sub(lambda m: m.group(1), part)
-        part = _REFERENCE.sub(lambda m: m.group(1), part)
-        part = _INTERPRETED.sub(lambda m: m.group(1), part)
-        part = _STRONG.sub(lambda m: m.group(1), part)
-        part = _EMPHASIS.sub(lambda m: m.group(1), part)
-        part = _NAMED_REFERENCE.sub(lambda m: m.group(1), part)
-        part = _SUBSTITUTION_REF.sub(lambda m: m.group(1), part)
-        part = re.sub(r"\\(.)", r"\1", part)
-        out.append(part)
-    return " ".join("".join(out).split())
-
-
-def _role_text(role: str, content: str) -> str:
-    """What a role shows: "the guide" of "the guide <guide>", "c" of "~a.b.c", "x" of "!x",
-    "PEP 8" of :pep:`8`."""
-    if role.lower() in ("pep", "rfc") and content.isdigit():
-        return f"{role.upper()} {content}"
-    shown = re.match(r"^(.*?)\s*<[^<>]+>$", content, re.S)
-    if shown and shown.group(1):
-        return shown.group(1)
-    content = content.lstrip("!")
-    return content.rsplit(".", 1)[-1] if content.startswith("~") else content

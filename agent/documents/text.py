@@ -67,7 +67,6 @@ def headings_set_apart(text: str) -> str:
     return "\n".join(kept)
 
 
-
 # a line of a program's --help output: its option names, a dot leader or two spaces, what it does
 # ("  -i, --ignore ....... ignore specific files", "  -t, --test    Test the archive")
 _HELP_LINE = re.compile(r"^([ \t]{0,8})(-(?:[^\s.]|\.(?!\.))(?:[^.\s]| (?! )|\.(?!\.))*?)(?: ?\.{3,} ?|\s{2,})(\S.*)$")
