@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from agent.documents.model import SectionBuilder, Structure
+from agent.documents.text import indent_of
 
 _HEADER = re.compile(r"^\S+\([1-9][a-z]{0,3}\)\s.*\S+\([1-9][a-z]{0,3}\)\s*$")
 _SECTION = re.compile(r"^[A-Z][A-Z0-9 ,/&()-]{1,40}$")  # "NAME", "SEE ALSO", "EXIT STATUS"
@@ -67,7 +68,7 @@ class _Page:
             if not line.strip():
                 index += 1
                 continue
-            indent = len(line) - len(line.lstrip())
+            indent = indent_of(line)
             if indent == 0 and _SECTION.match(line.strip()):
                 self.flush()
                 self.builder.heading(1, line.strip())
@@ -81,39 +82,55 @@ class _Page:
                 continue
             end = index + 1
             while end < len(lines) and lines[end].strip() and not (
-                    len(lines[end]) - len(lines[end].lstrip()) <= SUBHEADING_INDENT and _SECTION.match(lines[end].strip())):
+                    indent_of(lines[end]) <= SUBHEADING_INDENT and _SECTION.match(lines[end].strip())):
                 end += 1
             self.paragraph(lines[index:end])
             index = end
         self.flush()
 
     def paragraph(self, lines: list[str]) -> None:
-        first = lines[0]
-        indent = len(first) - len(first.lstrip())
-        deeper = [line for line in lines[1:] if len(line) - len(line.lstrip()) > indent]
+        first, rest = lines[0], lines[1:]
+        indent = indent_of(first)
         bullet = _BULLET.match(first.strip())
-        gap = TAG_GAP.search(first.strip())
-        width = OPTION_TAG_WIDTH if first.strip().startswith("-") else TAG_WIDTH
+        beside = _tag_beside(first, rest)
         lead_in, self.lead_in = self.lead_in, -1
         if 0 <= lead_in < indent:  # indented under "you can use:": the command it leads into
             self.flush()
-            self.builder.add("code", "\n".join(line[indent:] if len(line) - len(line.lstrip()) >= indent else line.strip()
+            self.builder.add("code", "\n".join(line[indent:] if indent_of(line) >= indent else line.strip()
                                                for line in lines))
         elif bullet:
-            self.items.append(_joined([first.strip()[bullet.end():], *lines[1:]]))
-        elif len(first.strip()) <= width and lines[1:] and len(deeper) == len(lines) - 1 \
-                and not first.rstrip().endswith((".", ",")):
-            self.items.append(f"{first.strip()} — {_joined(lines[1:])}")  # the tag over its description
-        elif gap and gap.start() < TAG_WIDTH and (all(
-                len(line) - len(line.lstrip()) == indent + gap.end() - 1 for line in lines[1:]) if lines[1:]
-                else first.strip().startswith("-") or " " not in first.strip()[:gap.start() + 1]):
-            tag, said = first.strip()[:gap.start() + 1], first.strip()[gap.end() - 1:]
-            self.items.append(f"{tag} — {_joined([said, *lines[1:]])}")  # the tag beside it
+            self.items.append(_joined([first.strip()[bullet.end():], *rest]))
+        elif _tag_over(first, rest):
+            self.items.append(f"{first.strip()} — {_joined(rest)}")
+        elif beside:
+            tag, said = beside
+            self.items.append(f"{tag} — {_joined([said, *rest])}")
         else:
             self.flush()
             text = _joined(lines)
             self.builder.add("text", text)
             self.lead_in = indent if text.endswith(":") else -1
+
+
+def _tag_over(first: str, rest: list[str]) -> bool:
+    """Whether the paragraph is a tag over its description ("-k --keep", then "Keep ..." indented
+    deeper): a short first line, every line after it deeper, no sentence ending the first."""
+    width = OPTION_TAG_WIDTH if first.strip().startswith("-") else TAG_WIDTH
+    return (len(first.strip()) <= width and bool(rest) and all(indent_of(line) > indent_of(first) for line in rest)
+            and not first.rstrip().endswith((".", ",")))
+
+
+def _tag_beside(first: str, rest: list[str]) -> tuple[str, str] | None:
+    """(tag, what it does) of a paragraph whose tag stands beside its description ("KiB    Multiply
+    ..."), its wrapped lines under the description's column; alone on its line, the tag is an
+    option or one word. None for other paragraphs."""
+    stripped = first.strip()
+    gap = TAG_GAP.search(stripped)
+    if not gap or gap.start() >= TAG_WIDTH:
+        return None
+    tag, column = stripped[:gap.start() + 1], indent_of(first) + gap.end() - 1
+    fits = all(indent_of(line) == column for line in rest) if rest else stripped.startswith("-") or " " not in tag
+    return (tag, stripped[gap.end() - 1:]) if fits else None
 
 
 def _joined(lines: list[str]) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from agent.documents.model import SectionBuilder, Structure
 from agent.documents.rst_inline import inline
-from agent.documents.text import decode
+from agent.documents.text import decode, indent_of
 
 SUFFIXES = (".rst", ".rest")
 
@@ -324,9 +324,9 @@ def _next_is_item(lines: list[str], index: int) -> bool:
 
 def _paragraph(lines: list[str], index: int) -> tuple[list[str], int]:
     """The lines of the paragraph starting at `index` (up to a blank line or a change of indent)."""
-    indent = len(lines[index]) - len(lines[index].lstrip())
+    indent = indent_of(lines[index])
     end = index + 1
-    while end < len(lines) and lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) == indent \
+    while end < len(lines) and lines[end].strip() and indent_of(lines[end]) == indent \
             and not _RULE.match(lines[end]):
         end += 1
     return lines[index:end], end
@@ -347,7 +347,7 @@ def _indented(lines: list[str], index: int, allow_blank_start: bool = True) -> t
 
 def _dedented(block: list[str]) -> list[str]:
     """The lines less the indent they all share."""
-    indents = [len(line) - len(line.lstrip()) for line in block if line.strip()]
+    indents = [indent_of(line) for line in block if line.strip()]
     cut = min(indents) if indents else 0
     return [line[cut:] for line in block]
 

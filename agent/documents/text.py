@@ -74,6 +74,11 @@ HELP_NAMES = 40  # characters: longer is a sentence that starts with a dash, not
 HELP_HEADING_WORDS = 6  # a group's heading over a listing ("Configuration", "Output options")
 
 
+def indent_of(line: str) -> int:
+    """How many spaces a line opens with: what the text formats read their structure by."""
+    return len(line) - len(line.lstrip())
+
+
 def help_lines_set_apart(text: str) -> str:
     """The text with each line of a --help listing made a sentence of its own: "-i, --ignore —
     ignore specific files or directories." (its description's wrapped lines joined to it), and
@@ -92,7 +97,7 @@ def help_lines_set_apart(text: str) -> str:
         indent, names, said = found.groups()
         index += 1
         while index < len(lines) and lines[index].strip() and not _HELP_LINE.match(lines[index]) \
-                and len(lines[index]) - len(lines[index].lstrip()) > len(indent):
+                and indent_of(lines[index]) > len(indent):
             said += " " + lines[index].strip()
             index += 1
         heading = next((i for i in range(len(out) - 1, -1, -1) if out[i].strip()), None)
