@@ -130,6 +130,36 @@ def test_a_pdf_manuals_option_and_its_description_are_one_item(tmp_path):
         "`--single-stream` — Decompress only the first stream and ignore the rest of the input file."]
 
 
+def test_a_pdf_option_list_keeps_one_item_per_option_whatever_its_layout(tmp_path):
+    """Man pages printed to PDF set an option's description beside it, stack options over one
+    description, split a dash from its option, and write placeholders ("-b#", "--fast[=#]")."""
+    pdf = write_pdf(tmp_path / "tool.pdf", [[
+        "The tool compresses each file named on its command line and replaces it with the compressed one.",
+        "-k --keep",
+        "Keep the source files (the default).",
+        "--rm Delete the source files once they are compressed.",
+        "-r operate recursively on directories.",
+        "--fast[=#]",
+        "Switch to the fastest compression levels.",
+        "--lzma1[=options]",
+        "--lzma2[=options]",
+        "Add an LZMA filter to the chain.",
+        "Benchmark mode",
+        "-",
+        "b#",
+        "Benchmark the files at compression level #",
+        "-i# Minimum time of each benchmark in seconds",
+    ]]).read_bytes()
+    assert units_of(passages_of(tmp_path, "copy.pdf", pdf))[1:] == [
+        "`-k --keep` — Keep the source files (the default).",
+        "`--rm` — Delete the source files once they are compressed.",
+        "`-r` — operate recursively on directories.",
+        "`--fast[=#]` — Switch to the fastest compression levels.",
+        "`--lzma1[=options] --lzma2[=options]` — Add an LZMA filter to the chain.",
+        "`-b#` — Benchmark the files at compression level #.",
+        "`-i#` — Minimum time of each benchmark in seconds."]
+
+
 def test_alt_text_headings_and_captions_are_never_glued_into_a_sentence(tmp_path):
     markdown = units_of(passages_of(tmp_path, "widget.md", MANUAL))
     assert "Widget ships as a source archive for every system." in markdown

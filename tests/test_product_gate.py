@@ -13,6 +13,7 @@ import pytest
 
 from agent.app import api
 from agent.assembly.product_gate import FEATURES, ProductGate, load_product_gate, product_answers, product_candidates
+from agent.assembly.manual_units import RANKER_FEATURES, product_words, shortlist
 from agent.assembly.units import names_asked, option_words
 from agent.context import Context
 from agent.retrieval.pool import document_pool
@@ -70,6 +71,20 @@ def test_a_clear_question_naming_one_product_gets_its_option_row(scripted, optio
                      {"model": "scripted", "index_dir": option_manuals, "budget": "instant"})
     assert "--keep-source" in result["answer"] and "Zipfrog" not in result["answer"]
     assert "removes the original" not in result["answer"]
+
+
+def test_the_product_a_question_names_is_no_option_it_names(tmp_path):
+    """"zstd" in "How do I unlock zstd's highest levels?" names the product, not a "--zstd" row."""
+    row = "`-K`, `--keep-source`: Do not remove the source file when done.\n- `--squashly-legacy`: Write the old format"
+    index = index_of({"squashly/README.md": manual("Squashly Reference", "Squashly", row, "Squashly removes files.")},
+                     tmp_path / "docs", tmp_path / "index")
+    question = "How do I keep the original file when compressing with Squashly?"
+    context = Context(index_dir=index)
+    pool = document_pool(get_retriever(context), question, "hybrid", 15, 20, context.document_quota)
+    assert product_words(pool) == set(content_tokens("Squashly"))
+    units, rows = shortlist(question, pool, context)
+    named = [u.sentence for u, row in zip(units, rows) if row[RANKER_FEATURES.index("option_named")]]
+    assert len(named) == 1 and "--keep-source" in named[0]
 
 
 def test_the_gate_keeps_only_the_products_its_probability_passes(option_manuals):

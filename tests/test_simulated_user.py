@@ -1,9 +1,11 @@
 """agent/evaluation/simulated_user.py and conversations.py: the scripted person and the scores
 `disambig eval --simulate-user` gives a conversation."""
 
+import json
+
 from agent.evaluation.conversations import conversation_metrics, summarize_conversations
-from agent.evaluation.datasets import Example, load_fixture
-from agent.evaluation.simulated_user import MAX_REPLIES, SimulatedUser, matched_sense, senses_of
+from agent.evaluation.datasets import Example, load_fixture, load_manuals
+from agent.evaluation.simulated_user import MAX_REPLIES, SimulatedUser, matched_sense, option_senses, senses_of
 
 HP = Example(id="q-hp-1", question="What is HP?", ambiguous=True, qa_pairs=[
     {"question": "What is HP, the company Hewlett-Packard?", "short_answers": ["American technology company"]},
@@ -45,6 +47,22 @@ def test_it_picks_the_option_naming_its_sense_by_short_answer_or_by_the_sub_ques
     # no short answer in the option: the sub-question's own words ("unit", "measurement") name it
     worded = [option(1, "Hewlett-Packard", "the company"), option(2, "Horsepower", "a unit of measurement")]
     assert user_for(1).reply({"options": worded}) == "2"
+
+
+def test_over_manuals_it_picks_the_product_it_wants_whatever_line_the_option_shows(tmp_path):
+    """A person who wants zstd's way picks "zstd", though the line under it is not the answer."""
+    fixture = tmp_path / "manuals.json"
+    fixture.write_text(json.dumps({"products": {"zstd": {"name": "zstd"}, "lz4": {"name": "LZ4"}}, "questions": [
+        {"id": "q1", "split": "test", "ambiguous": True, "question": "How do I send the output to standard output?",
+         "senses": [{"product": "lz4", "answers": ["-c"]}, {"product": "zstd", "answers": ["-c, --stdout"]}]}]}))
+    example = load_manuals(fixture)[0]
+    options = [{"option": 1, "label": "LZ4", "product": "LZ4", "answer": "-c --stdout Force write to standard output."},
+               {"option": 2, "label": "mypy", "product": "mypy", "answer": "-O FORMAT Set a custom output format."},
+               {"option": 3, "label": "zstd", "product": "zstd", "answer": "--output-dir-mirror DIR: keep the tree."}]
+    assert option_senses(options, senses_of(example), example.question) == [0, None, 1]
+    user = SimulatedUser(example)
+    user.intended = 1
+    assert user.reply({"options": options}) == "3"
 
 
 def test_without_its_sense_it_says_none_of_these_in_its_own_words_and_gives_up_after_two_replies():

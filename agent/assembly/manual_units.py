@@ -33,6 +33,7 @@ from agent.assembly.selector import SelectorModel, load_logistic, logit, readabl
 from agent.assembly.units import names_asked, says_how, unit_prose
 from agent.context import Context
 from agent.documents.citation import location
+from agent.retrieval.products import product_of
 from agent.retrieval.retriever import get_retriever, passage_vectors, sentence_vectors
 from agent.steps.grounding import content_tokens
 
@@ -87,7 +88,8 @@ def shortlist(question: str, passages: list[dict], context: Context) -> tuple[li
         return [], np.zeros((0, len(RANKER_FEATURES)))
     asked = set(content_tokens(question))
     shared = _shared(asked, said)
-    named = [names_asked(c.sentence, asked) for c in found]
+    options_asked = asked - product_words(passages)  # "zstd" in the question names the product, not "--zstd"
+    named = [names_asked(c.sentence, options_asked) for c in found]
     by_words = sorted(range(len(found)), key=lambda i: (-named[i], -shared[i], i))[:SHORTLIST]
     retriever = get_retriever(context)
     asked_vector = sentence_vectors(retriever, [question])[0]
@@ -101,6 +103,13 @@ def shortlist(question: str, passages: list[dict], context: Context) -> tuple[li
     rows = np.array([[0.0, shared[i] / best_shared, float(named[i]), float(says_how(unit.passage, unit.sentence)),
                       float(near), float(meaning[i])] for i, unit, near in zip(short, units, closeness)])
     return units, rows
+
+
+def product_words(passages: list[dict]) -> set[str]:
+    """The words of the names of the products `passages` document, as the question's words are
+    counted."""
+    names = {p.get("product") or product_of(p) for p in passages}
+    return {word for name in names if name for word in content_tokens(name)}
 
 
 def to_read(units: list, rows: np.ndarray, ranker: SelectorModel, at_most: int | None = READ

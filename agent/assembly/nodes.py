@@ -81,6 +81,9 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
                         said=[said_words(s) for s in said],
                         sense_of=sense_name if context.reading_scorer == "reader" else None,
                         prefer=how_preference(question))
+        if not chosen and last_resort and asked_product_only(question, pool):
+            # the question named the product: its best unit, as a clear question's, before "the documents do not answer"
+            chosen = one_product_answer(question, pool, context) or []
     readings, passages = stated_readings(question, chosen, top, ambiguous, verdicts)
     # as the user reads them, with each sense named, two readings can say one fact again
     # ("For John Derek, he also appeared as Joshua in The Ten Commandments (1956)" after the

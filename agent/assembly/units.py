@@ -29,7 +29,7 @@ _CODE_BLOCK = re.compile(r"\n```[^\n]*\n.*\n```$", re.S)
 # a lead-in reads as prose: it opens with a capital and holds no code punctuation
 _PROSE_LEAD = re.compile(r"^[A-Z][^(){}\[\]=;$<>]*:$")
 # a cell naming a flag, a setting or an identifier: shown as code
-_CODE_CELL = re.compile(r"^(?:-{1,2}[\w-]+|[\w.-]*[_./=$@<>\[\]{}][\w.-]*|[a-z][\w-]*|[A-Z][A-Z0-9_]+)(?:[, =]+\S+)*$")
+_CODE_CELL = re.compile(r"^(?:-{1,2}(?:\[[\w-]+\])?[\w-]+#?|-#|[\w.-]*[_./=$@<>\[\]{}][\w.-]*|[a-z][\w-]*|[A-Z][A-Z0-9_]+)(?:[, =]+\S+)*$")
 _OPTION = re.compile(r"^`[^`]+` — ")  # an option's row or item, as `option` writes it
 _OPTION_NAME = r"-{1,2}[A-Za-z][\w-]*"  # "-k", "--keep"
 _OPTION_LINE = re.compile(rf"^{_OPTION_NAME}[,:]?\s")  # one as a man page's text has it: "-k --keep Keep ..."
@@ -70,8 +70,13 @@ def passage_units(passage: dict) -> list[tuple[str, str]]:
         lines = block.split("\n")
         if len(lines) > 1:  # a list, with or without its lead-in
             units += list_items(lines)
-        else:  # of several blocks, a piece ending no sentence is a heading, a caption or alt text
-            units += [("sentence", option(s)) for s in prose_sentences(block) if len(blocks) == 1 or s.endswith(ENDS)]
+        else:  # of several blocks, a piece ending no sentence is a heading, a caption or alt text, or an option's item
+            for piece in prose_sentences(block):
+                unit = option(piece)
+                if _OPTION.match(unit) and not unit.endswith(ENDS):
+                    unit = completed(unit)
+                if len(blocks) == 1 or unit.endswith(ENDS):
+                    units.append(("sentence", unit))
     return units
 
 

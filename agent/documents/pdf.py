@@ -19,7 +19,11 @@ SUFFIXES = (".pdf",)
 DIGITS = re.compile(r"\d+")
 SENTENCE_END = (".", "!", "?", ":", ";")
 BULLET = re.compile(r"^[•◦▪‣·●○■□–]\s*")
-OPTION_TERM = re.compile(r"^--?\w[\w-]*(?:[ =,]|$)")  # "-c, --stdout", "--format=format"
+# "-c", "--stdout", "-b#" and "-#" (a number), "--fast[=#]", "--[no-]force", "--" (the end of the options)
+OPTION = r"(?:--?(?:\[[\w-]+\])?\w[\w-]*(?:#|\[=?[^\]\s]*\])?|-#|--(?=\s))"
+OPTION_TERM = re.compile(rf"^{OPTION}(?:[ =,]|$)")  # "-c, --stdout", "--format=format"
+# an option and its description on one line ("--rm Delete source files ..."): the options, then the description
+OPTION_BESIDE = re.compile(rf"^((?:{OPTION}(?:=\S+)?,?\s+)+)(?=\S)")
 
 
 def read(path: Path) -> Structure:
@@ -135,6 +139,7 @@ def _blocks(lines: list[str]) -> list[tuple[str, str]]:
             blocks.append(("text", current))
         current = ""
 
+    lines = _rejoined_dashes(lines)
     for index, line in enumerate(lines):
         text = " ".join(line.split())
         if code and not _code_line(text) and text:
@@ -151,10 +156,16 @@ def _blocks(lines: list[str]) -> list[tuple[str, str]]:
             end_paragraph()
             continue
         following = " ".join(lines[index + 1].split()) if index + 1 < len(lines) else ""
-        if OPTION_TERM.match(text) and _stands_alone(text, following, width):
-            end_paragraph()
-            current = f"{text} —"  # a manual's option and the description under it: one item
+        before = blocks[-1][1] if blocks and blocks[-1][0] == "text" else ""
+        item = _option_item(text, following, width, current, before)
+        if item is not None:  # a manual's option and its description: one item
+            if not current.endswith("—"):  # options stacked over one description stay together
+                end_paragraph()
+            current = item
             continue
+        if (OPTION_ITEM.match(current) and not current.endswith("—") and text[:1].isupper()
+                and not text.endswith(SENTENCE_END) and _stands_alone(text, following, width)):
+            end_paragraph()  # a heading over the next options ("Benchmark mode"), not the description's last words
         if current.endswith("-") and text[:1].islower():
             current = current[:-1] + text
         else:
@@ -169,11 +180,50 @@ def _blocks(lines: list[str]) -> list[tuple[str, str]]:
     return blocks
 
 
+OPTION_ITEM = re.compile(rf"^{OPTION}[^—]* — ")
+ONLY_OPTIONS = re.compile(rf"^(?:{OPTION}(?:=\S+)?,?\s*)+$")
+
+
+def _option_item(text: str, following: str, width: int, current: str, before: str) -> str | None:
+    """The item a line that opens with an option starts, or None: an option on a line of its own
+    ("-k --keep —", its description to follow), or the next of an option list with its description
+    beside it ("--rm — Delete source files ..."), after the options above it that await one. `current`
+    is the paragraph the line would continue, `before` the one before that."""
+    stacked = current[:-1].rstrip() + " " if current.endswith("—") else ""
+    if OPTION_TERM.match(text) and _stands_alone(text, following, width) and (
+            ONLY_OPTIONS.match(text) or not OPTION_TERM.match(following)):  # over an option: options only
+        return f"{stacked}{text} —"
+    beside = OPTION_BESIDE.match(text)
+    if beside is None:
+        return None
+    if not stacked:
+        if text[beside.end()].isupper():  # a new item where no unfinished sentence runs on
+            if current and not OPTION_ITEM.match(current) and not current.endswith(SENTENCE_END):
+                return None
+        elif not (OPTION_ITEM.match(current or before) and (current or before).endswith(SENTENCE_END)):
+            return None  # a lower-case description only after an option item that ended its sentence
+    return f"{stacked}{beside.group(1).strip().rstrip(',')} — {text[beside.end():]}"
+
+
+def _rejoined_dashes(lines: list[str]) -> list[str]:
+    """The lines with an option's dash that the PDF set on a line of its own ("-", then "b#")
+    joined to the option again."""
+    joined: list[str] = []
+    for line in lines:
+        if joined and joined[-1].strip() == "-" and re.match(r"\w\S*$", line.strip()):
+            joined[-1] = "-" + line.strip()
+        else:
+            joined.append(line)
+    return joined
+
+
 def _stands_alone(text: str, following: str, width: int) -> bool:
     """Whether a short line ending no sentence is a line of its own (a heading, a caption, alt
     text): a paragraph's lines run the page's width but its last, and the next line opens with
-    a capital or a digit. A wrapped sentence rarely breaks under half the width."""
-    return len(text) < 0.5 * width and (following[:1].isupper() or following[:1].isdigit())
+    a capital, a digit or an option (a heading over an option list). A wrapped sentence rarely
+    breaks under half the width."""
+    return len(text) < 0.5 * width and (following[:1].isupper() or following[:1].isdigit()
+                                        or bool(OPTION_TERM.match(following)))
 
 
 # a line of code opens in lower case or with a symbol ($ ./ -- # { <): a command or a statement;

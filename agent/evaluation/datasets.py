@@ -204,7 +204,8 @@ def load_manuals(path: str | Path) -> list[Example]:
     examples = []
     for item in data["questions"]:
         pairs = [{"question": f"{item['question']} ({names.get(s['product'], s['product'])})",
-                  "short_answers": _groups(s["answers"]), "sense": s["product"]} for s in item.get("senses") or []]
+                  "short_answers": _groups(s["answers"]), "sense": s["product"],
+                  "product": names.get(s["product"], s["product"])} for s in item.get("senses") or []]
         examples.append(Example(
             id=str(item["id"]), question=item["question"], qa_pairs=pairs,
             answer_annotations=[[p["short_answers"] for p in pairs]] if pairs else [],

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from agent.evaluation.metrics import normalize_answer, remove_citations
+from agent.retrieval.products import product_key
 from agent.steps.grounding import content_tokens
 
 MAX_REPLIES = 2  # clarifications a person answers before giving up
@@ -34,12 +35,14 @@ class Sense:
 
     question: str
     answers: tuple[str, ...]
+    product: str = ""  # over manuals, the product the sense is about: a person picks the option named so
 
 
 def senses_of(example) -> list[Sense]:
     """The labelled senses of an evaluation example (its QA pairs; one for a clear question)."""
     pairs = [p for p in example.qa_pairs if p.get("short_answers")]
-    return [Sense(str(p.get("question") or example.question), tuple(p["short_answers"])) for p in pairs]
+    return [Sense(str(p.get("question") or example.question), tuple(p["short_answers"]), str(p.get("product") or ""))
+            for p in pairs]
 
 
 def _distinctive(sense: Sense, asked: str) -> set[str]:
@@ -87,7 +90,19 @@ def option_text(option: dict) -> str:
 
 def option_senses(options: list[dict], senses: list[Sense], asked: str) -> list[int | None]:
     """The labelled sense each option names (None: it names no labelled sense)."""
-    return [matched_sense(option_text(option), senses, asked) for option in options]
+    return [option_sense(option, senses, asked) for option in options]
+
+
+def option_sense(option: dict, senses: list[Sense], asked: str) -> int | None:
+    """The labelled sense an option names. An option that stands for a product, where the senses
+    are products, names the sense of that product whatever line it shows: a person who wants
+    zstd's way picks "zstd" (the line under it is what the answer will say, right or not).
+    Otherwise the option's words decide (`matched_sense`)."""
+    product = product_key(str(option.get("product") or ""))
+    if product and any(sense.product for sense in senses):
+        named = [i for i, sense in enumerate(senses) if sense.product and product_key(sense.product) == product]
+        return named[0] if len(named) == 1 else None
+    return matched_sense(option_text(option), senses, asked)
 
 
 class SimulatedUser:
