@@ -93,7 +93,7 @@ def shortlist(question: str, passages: list[dict], context: Context) -> tuple[li
     by_words = sorted(range(len(found)), key=lambda i: (-named[i], -shared[i], i))[:SHORTLIST]
     retriever = get_retriever(context)
     asked_vector = sentence_vectors(retriever, [question])[0]
-    meaning = sentence_vectors(retriever, [unit_prose(c.sentence) for c in found]) @ asked_vector
+    meaning = sentence_vectors(retriever, [unit_prose(c.sentence) for c in found], keep=True) @ asked_vector
     by_meaning = sorted(range(len(found)), key=lambda i: (-meaning[i], i))[:SHORTLIST]
     short = sorted(set(by_words) | set(by_meaning)
                    | {i for i, c in enumerate(found) if c.passage["id"] == passages[0]["id"]})
@@ -163,6 +163,21 @@ def document_units(passages: list[dict], context: Context) -> tuple[list[Candida
     stored, units = _stored_units(get_retriever(context).store, documents)
     tagged = _as_pool_tags(passages, stored)
     return [Candidate(tagged[i], position, sentence, i) for i, position, sentence, _ in units], [w for *_, w in units]
+
+
+def embed_document_units(context: Context, documents: list[str]) -> int:
+    """Embed the units of `documents` now, into the vectors kept beside the index
+    (agent/retrieval/vector_cache.py), so the first question over them does not wait for it;
+    returns how many units they hold. Done after an ingest: a question over a product reads
+    every unit of its documents (`shortlist`)."""
+    retriever = get_retriever(context)
+    total = 0
+    for document in documents:
+        _, units = _stored_units(retriever.store, (document,))
+        if units:
+            sentence_vectors(retriever, [unit_prose(sentence) for _, _, sentence, _ in units], keep=True)
+        total += len(units)
+    return total
 
 
 def _documents(passages: list[dict]) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from agent.retrieval.embeddings import get_embedder
 from agent.errors import IndexMissingError, InputError
 from agent.retrieval.corpus import content_id
 from agent.retrieval.index import IndexStore
+from agent.retrieval.vector_cache import VectorCache
 from agent.usage import record
 
 Mode = Literal["dense", "sparse", "hybrid"]
@@ -50,6 +51,9 @@ class Retriever:
         self._lock = threading.Lock()
         self.vector_memo: dict[tuple[str, str], np.ndarray] = {}  # (id, content hash) -> stored vector: see passage_vectors
         self.sentence_memo: dict[str, np.ndarray] = {}  # text -> vector: see sentence_vectors
+        # on disk beside an embedded index (a PostgreSQL one has no directory of its own)
+        self.vector_cache = (VectorCache(store.path, store.embedder_name)
+                             if getattr(store, "backend", None) == "embedded" else None)
 
     def _maintain(self) -> tuple[bool, int]:
         """Bring a store that is behind the passage table up to date before answering, unless
@@ -222,16 +226,25 @@ def get_retriever(context: Context) -> Retriever:
 VECTOR_MEMO = 20_000  # passage vectors a retriever remembers (30 MB at 384-d) before it starts afresh
 
 
-def sentence_vectors(retriever: Retriever, texts: list[str]) -> np.ndarray:
+def sentence_vectors(retriever: Retriever, texts: list[str], keep: bool = False) -> np.ndarray:
     """The encoder's vectors of `texts`, remembered per retriever: the selector embeds a pool's
-    sentences once, and then again for each sentence of the model's prose it judges beside them."""
+    sentences once, and then again for each sentence of the model's prose it judges beside them.
+    With `keep`, also kept on disk beside the index for the next process (the texts of its
+    documents, not questions: agent/retrieval/vector_cache.py)."""
     memo = getattr(retriever, "sentence_memo", None)
     if memo is None:  # a stand-in retriever (tests' stubs)
         return retriever.embed_queries(texts)
     known = {t: vector for t in dict.fromkeys(texts) if (vector := memo.get(t)) is not None}
     missing = [t for t in dict.fromkeys(texts) if t not in known]
     if missing:  # read from `known`: another question may clear the memo meanwhile
-        known.update(zip(missing, retriever.embed_queries(missing)))
+        cache = getattr(retriever, "vector_cache", None) if keep else None
+        stored = cache.get(missing) if cache is not None else {}
+        embedded = [t for t in missing if t not in stored]
+        fresh = dict(zip(embedded, retriever.embed_queries(embedded))) if embedded else {}
+        if cache is not None:
+            cache.put(fresh)
+        known.update(stored)
+        known.update(fresh)
         if len(memo) + len(missing) > VECTOR_MEMO:
             memo.clear()
         memo.update({t: known[t] for t in missing})
