@@ -177,6 +177,8 @@ def test_ingest_only_inside_the_allowed_folder(tmp_path):
     names, added, refused, found = run(ingesting())
     assert "ingest" in names
     assert not added.isError and added.structuredContent["documents_added"] == 1
+    assert added.structuredContent["answer_units"] >= 1  # embedded for the host's first question
+    assert (tmp_path / "index" / "sentence-vectors.sqlite").is_file()
     assert all(result.isError for result in refused)
     assert all("outside the folder this server may ingest from" in r.content[0].text for r in refused[:3])
     assert "escape links outside" in refused[3].content[0].text  # a folder holding a link out is refused whole

@@ -73,7 +73,7 @@ def cmd_ingest(args) -> int:
         counts = ingest(store, read_documents(paths, report), chunking=(args.chunk_tokens, args.chunk_overlap),
                         sync=sync, keep=report.problem_files, embedded=show)
     seconds = time.perf_counter() - started
-    units = _embed_units(args, store, paths)
+    units = _embed_units(args, paths)
     units_seconds = time.perf_counter() - started - seconds
     for problem in report.problems:
         print(f"skipped {problem}", file=sys.stderr)
@@ -96,16 +96,13 @@ def cmd_ingest(args) -> int:
     return SKIPPED_EXIT if report.problems else 0
 
 
-def _embed_units(args, store, paths: list[str]) -> int:
+def _embed_units(args, paths: list[str]) -> int:
     """Embed the answer units of the documents read from `paths` (an embedded index keeps their
     vectors beside it), so the first question over them is as quick as the next."""
-    if getattr(store, "backend", None) != "embedded":
-        return 0
-    from agent.assembly.manual_units import embed_document_units
+    from agent.assembly.manual_units import embed_units_under
     from agent.context import Context, make_context
 
-    documents = sorted({doc for path in paths for doc in store.documents_under(os.path.abspath(os.path.expanduser(path)))})
-    return embed_document_units(make_context(Context, index_overrides(args)), documents)
+    return embed_units_under(make_context(Context, index_overrides(args)), paths)
 
 
 def _throughput(report, embedded: int, seconds: float) -> str:

@@ -126,6 +126,7 @@ class DisambigMcp:
         return resolved
 
     def ingest(self, paths: list[str]) -> dict:
+        from agent.assembly.manual_units import embed_units_under
         from agent.retrieval.corpus import ReadReport, read_documents
         from agent.retrieval.retriever import open_store
         from agent.retrieval.updates import ingest
@@ -134,7 +135,9 @@ class DisambigMcp:
         report = ReadReport()
         counts = ingest(open_store(self.context(), create=True), read_documents(inside, report),
                         keep=report.problem_files)
-        return {**counts, "skipped": [str(problem) for problem in report.problems], "files": report.files}
+        units = embed_units_under(self.context(), inside)  # so the host's first question does not embed them
+        return {**counts, "answer_units": units, "skipped": [str(problem) for problem in report.problems],
+                "files": report.files}
 
 
 async def in_thread(function, *args):

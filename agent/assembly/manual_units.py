@@ -20,6 +20,7 @@ sentences, and over manuals they rank an option's row below the prose around it.
 from __future__ import annotations
 
 import math
+import os
 import threading
 from collections import Counter
 from dataclasses import dataclass
@@ -163,6 +164,16 @@ def document_units(passages: list[dict], context: Context) -> tuple[list[Candida
     stored, units = _stored_units(get_retriever(context).store, documents)
     tagged = _as_pool_tags(passages, stored)
     return [Candidate(tagged[i], position, sentence, i) for i, position, sentence, _ in units], [w for *_, w in units]
+
+
+def embed_units_under(context: Context, paths: list[str]) -> int:
+    """`embed_document_units` for the documents read from `paths` (files or folders), where the
+    index keeps vectors beside it (an embedded one); 0 otherwise. Run after an ingest."""
+    retriever = get_retriever(context)
+    if getattr(retriever, "vector_cache", None) is None:
+        return 0
+    roots = {os.path.abspath(os.path.expanduser(path)) for path in paths}
+    return embed_document_units(context, sorted({doc for root in roots for doc in retriever.store.documents_under(root)}))
 
 
 def embed_document_units(context: Context, documents: list[str]) -> int:
