@@ -24,6 +24,8 @@ OPTION = r"(?:--?(?:\[[\w-]+\])?\w[\w-]*(?:#|\[=?[^\]\s]*\])?|-#|--(?=\s))"
 OPTION_TERM = re.compile(rf"^{OPTION}(?:[ =,]|$)")  # "-c, --stdout", "--format=format"
 # an option and its description on one line ("--rm Delete source files ..."): the options, then the description
 OPTION_BESIDE = re.compile(rf"^((?:{OPTION}(?:=\S+)?,?\s+)+)(?=\S)")
+ONLY_OPTIONS = re.compile(rf"^(?:{OPTION}(?:=\S+)?,?\s*)+$")  # a line of options and nothing else
+OPTION_ITEM = re.compile(rf"^{OPTION}[^—]* — ")  # an item `_option_item` made
 
 
 def read(path: Path) -> Structure:
@@ -127,8 +129,9 @@ def _blocks(lines: list[str]) -> list[tuple[str, str]]:
     """("text", paragraph) and ("code", lines) blocks: lines joined into paragraphs, where a
     blank line, a short line ending a sentence, or a short line that a capitalized one follows
     (a heading, a caption, an image's alt text) ends one, and a line opening with a bullet glyph
-    starts one. After a paragraph ending in ':', the lines that read as code (`_code_line`) are
-    its code block, kept line by line: a PDF does not record what is code."""
+    starts one; a manual's option list gives one item per option, however the page sets it
+    (`_option_item`). After a paragraph ending in ':', the lines that read as code (`_code_line`)
+    are its code block, kept line by line: a PDF does not record what is code."""
     width = max((len(line.strip()) for line in lines), default=0)
     blocks: list[tuple[str, str]] = []
     current, code = "", []
@@ -163,9 +166,8 @@ def _blocks(lines: list[str]) -> list[tuple[str, str]]:
                 end_paragraph()
             current = item
             continue
-        if (OPTION_ITEM.match(current) and not current.endswith("—") and text[:1].isupper()
-                and not text.endswith(SENTENCE_END) and _stands_alone(text, following, width)):
-            end_paragraph()  # a heading over the next options ("Benchmark mode"), not the description's last words
+        if _heading_after_item(text, following, width, current):
+            end_paragraph()
         if current.endswith("-") and text[:1].islower():
             current = current[:-1] + text
         else:
@@ -178,10 +180,6 @@ def _blocks(lines: list[str]) -> list[tuple[str, str]]:
     if code:
         blocks.append(("code", "\n".join(code).rstrip("\n")))
     return blocks
-
-
-OPTION_ITEM = re.compile(rf"^{OPTION}[^—]* — ")
-ONLY_OPTIONS = re.compile(rf"^(?:{OPTION}(?:=\S+)?,?\s*)+$")
 
 
 def _option_item(text: str, following: str, width: int, current: str, before: str) -> str | None:
@@ -203,6 +201,14 @@ def _option_item(text: str, following: str, width: int, current: str, before: st
         elif not (OPTION_ITEM.match(current or before) and (current or before).endswith(SENTENCE_END)):
             return None  # a lower-case description only after an option item that ended its sentence
     return f"{stacked}{beside.group(1).strip().rstrip(',')} — {text[beside.end():]}"
+
+
+def _heading_after_item(text: str, following: str, width: int, current: str) -> bool:
+    """Whether a line after an option's described item is a heading over the next options
+    ("Benchmark mode"), not the description's last words: capitalized, ending no sentence, and
+    standing alone (`_stands_alone`)."""
+    return (bool(OPTION_ITEM.match(current)) and not current.endswith("—") and text[:1].isupper()
+            and not text.endswith(SENTENCE_END) and _stands_alone(text, following, width))
 
 
 def _rejoined_dashes(lines: list[str]) -> list[str]:
