@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 
 from agent.app.api import to_result
-from agent.app.cli import SKIPPED_EXIT, _print_answer, main
+from agent.app.cli import _print_answer, main
+from agent.app.ingest_command import SKIPPED_EXIT
 from agent.app.early_answer import ShownAnswer
 from agent.app.tools import compact_result
 from agent.retrieval.corpus import ReadReport, read_documents

@@ -144,7 +144,7 @@ def test_unanswered_senses_have_passages_without_the_asked_answer(fixture, passa
 
 
 def test_ingest_demo_reads_both_corpora():
-    from agent.app.cli import demo_corpus_paths
+    from agent.app.ingest_command import demo_corpus_paths
 
     paths = [Path(p) for p in demo_corpus_paths()]
     assert [p.name for p in paths] == ["demo_corpus.jsonl", "heldout_corpus.jsonl"]

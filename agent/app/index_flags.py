@@ -46,6 +46,20 @@ def index_overrides(args, shared: bool = False) -> dict:
             "index_url": index_url_for(args, shared), "read_url": reads}
 
 
+def index_context(args):
+    """The context a command's index flags give (the rest from the environment and defaults)."""
+    from agent.context import Context, make_context
+
+    return make_context(Context, index_overrides(args))
+
+
+def open_index(args, create: bool = False):
+    """The index a command's flags name (`create`: an empty one where there is none)."""
+    from agent.retrieval.retriever import open_store
+
+    return open_store(index_context(args), create=create)
+
+
 def export_for_server(args) -> None:
     """`serve`: the server reads its index from the environment, so the flags go there."""
     url = index_url_for(args, shared=True)
