@@ -183,8 +183,8 @@ def embed_document_units(context: Context, documents: list[str]) -> int:
     every unit of its documents (`shortlist`)."""
     retriever = get_retriever(context)
     total = 0
-    for document in documents:
-        _, units = _stored_units(retriever.store, (document,))
+    for document in documents:  # read past the questions' memo: an ingest's documents one by one would crowd it out
+        _, units = _read_units(retriever.store, (document,))
         if units:
             sentence_vectors(retriever, [unit_prose(sentence) for _, _, sentence, _ in units], keep=True)
         total += len(units)
@@ -216,16 +216,21 @@ def _stored_units(store, documents: tuple[str, ...]) -> tuple[list[dict], list[t
     with _MEMO_LOCK:
         if key in _MEMO:
             return _MEMO[key]
-    rows = store.chunk_rows(list(documents))
-    ids = [pid for document in documents for pid in sorted(rows.get(document, {}), key=_passage_order)]
-    stored = store.get(ids)
-    found = [stored[pid] for pid in ids if pid in stored]
-    units = [(c.rank, c.position, c.sentence, unit_words(c.sentence)) for c in candidates(found) if readable(c)]
+    found, units = _read_units(store, documents)
     with _MEMO_LOCK:
         if len(_MEMO) >= MEMO_SIZE:
             _MEMO.clear()
         _MEMO[key] = (found, units)
     return found, units
+
+
+def _read_units(store, documents: tuple[str, ...]) -> tuple[list[dict], list[tuple[int, int, str, frozenset[str]]]]:
+    """`_stored_units`, read from the store each time."""
+    rows = store.chunk_rows(list(documents))
+    ids = [pid for document in documents for pid in sorted(rows.get(document, {}), key=_passage_order)]
+    stored = store.get(ids)
+    found = [stored[pid] for pid in ids if pid in stored]
+    return found, [(c.rank, c.position, c.sentence, unit_words(c.sentence)) for c in candidates(found) if readable(c)]
 
 
 def _passage_order(passage_id: str) -> tuple:

@@ -73,7 +73,7 @@ def passage_units(passage: dict) -> list[tuple[str, str]]:
         else:  # of several blocks, a piece ending no sentence is a heading, a caption or alt text, or an option's item
             for piece in prose_sentences(block):
                 unit = option(piece)
-                if _OPTION.match(unit) and not unit.endswith(ENDS):
+                if _OPTION.match(unit):
                     unit = completed(unit)
                 if len(blocks) == 1 or unit.endswith(ENDS):
                     units.append(("sentence", unit))

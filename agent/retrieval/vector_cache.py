@@ -19,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
+from agent.retrieval.storage import chunks
+
 FILE_NAME = "sentence-vectors.sqlite"
-CHUNK = 500  # keys per query: under SQLite's bound on parameters
 
 
 class VectorCache:
@@ -49,12 +50,10 @@ class VectorCache:
         if not self.usable or not texts:
             return {}
         by_key = {self.key(text): text for text in texts}
-        keys = list(by_key)
         found: dict[str, np.ndarray] = {}
         try:
             db = self._db()
-            for start in range(0, len(keys), CHUNK):
-                part = keys[start:start + CHUNK]
+            for part in chunks(list(by_key)):
                 rows = db.execute(f"SELECT key, vector FROM vectors WHERE key IN ({','.join('?' * len(part))})", part)
                 found.update({by_key[key]: np.frombuffer(blob, dtype=np.float32) for key, blob in rows})
         except sqlite3.Error:
