@@ -2,6 +2,11 @@
 
     .venv/bin/python bench/train_product_gate.py --manuals-index DIR [--out agent/data/product_gate.npz] \
         [--ranker-out agent/data/unit_ranker.npz] [--card agent/data/product_gate_card.md]
+    DISAMBIG_LLM_THREADS=2 .venv/bin/python bench/train_product_gate.py --manuals-index DIR --guess [--model local]
+
+With `--guess` the model guesses each tune question's option names first, as auto does on the
+fast and thorough budgets (agent/assembly/option_guess.py), and the ranker and gate that read
+them are trained (agent/data/unit_ranker_guessed.npz, product_gate_guessed.npz and their card).
 
 DIR is an index of the tune products alone (`bench/manuals.py split --split tune`, then
 `disambig ingest WORK/tune/* --index DIR`); the fixture's test split is never read here. Each tune
@@ -34,9 +39,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agent.assembly.manual_units import (READER_COLUMN, RANKER_FEATURES, RANKER_PATH, read, shortlist,  # noqa: E402
-                                         to_read)
-from agent.assembly.product_gate import FEATURES, MODEL_PATH, ProductGate, product_candidates  # noqa: E402
+from agent.assembly.manual_units import (GUESSED_RANKER_FEATURES, GUESSED_RANKER_PATH, READER_COLUMN,  # noqa: E402
+                                         RANKER_FEATURES, RANKER_PATH, read, shortlist, to_read)
+from agent.assembly.option_guess import guess_option_names  # noqa: E402
+from agent.assembly.product_gate import (FEATURES, GUESSED_MODEL_PATH, MODEL_PATH, ProductGate,  # noqa: E402
+                                         product_candidates)
 from agent.assembly.products import product_groups  # noqa: E402
 from agent.assembly.selector import SelectorModel  # noqa: E402
 from agent.context import Context  # noqa: E402
@@ -45,6 +52,7 @@ from documents_questions import of_sense  # noqa: E402
 from train_selector import MANUALS, fit_logistic, pools, standardization  # noqa: E402
 
 CARD = MODEL_PATH.parent / "product_gate_card.md"
+GUESSED_CARD = MODEL_PATH.parent / "product_gate_guessed_card.md"
 GRID = [round(t, 2) for t in np.arange(0.1, 0.91, 0.05)]
 
 
@@ -53,10 +61,15 @@ def sense_of(passage: dict, question: dict) -> dict | None:
     return next((s for s in question["senses"] if of_sense(passage, s)), None)
 
 
-def tune_pools(index: str) -> list[dict]:
-    """The tune questions, each with auto's pool over the tune products' index."""
+def tune_pools(index: str, model: str | None = None) -> list[dict]:
+    """The tune questions, each with auto's pool over the tune products' index and, with a
+    `model`, the option names it guesses the question asks for (`guessed`)."""
     questions = [q for q in json.loads(MANUALS.read_text())["questions"] if q["split"] == "tune"]
-    return pools([{"id": q["id"], "question": q["question"], "fixture": q} for q in questions], index)
+    items = pools([{"id": q["id"], "question": q["question"], "fixture": q} for q in questions], index)
+    context = Context(index_dir=index, model=model) if model else None
+    for item in items:
+        item["guessed"] = tuple(guess_option_names(item["question"], context)) if context else ()
+    return items
 
 
 def unit_rows(items: list[dict], index: str) -> list[dict]:
@@ -71,7 +84,7 @@ def unit_rows(items: list[dict], index: str) -> list[dict]:
             sense = next((found for p in passages if (found := sense_of(p, question))), None)
             if sense is None:
                 continue
-            units, features = shortlist(question["question"], passages, context)
+            units, features = shortlist(question["question"], passages, context, item["guessed"])
             if units:
                 read(question["question"], units, features)
                 rows.append({"question": question["id"], "group": group_of(question), "features": features,
@@ -130,7 +143,7 @@ def product_rows(items: list[dict], index: str, ranker: SelectorModel) -> list[d
     rows = []
     for item in items:
         question = item["fixture"]
-        for found in product_candidates(question["question"], item["pool"], context, ranker) or []:
+        for found in product_candidates(question["question"], item["pool"], context, ranker, item["guessed"]) or []:
             sense = sense_of(found.candidate.passage, question)
             rows.append({"question": question["id"], "group": group_of(question), "senses": len(question["senses"]),
                          "features": found.features,
@@ -180,11 +193,11 @@ def f_half(row: dict) -> float:
 
 
 def card(model: ProductGate, ranker: SelectorModel, ranker_check: tuple[int, int, int], rows: list[dict],
-         table: list[dict], command: str) -> str:
+         table: list[dict], command: str, guessed: bool = False) -> str:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     ranked, reader, held = ranker_check
     lines = [
-        "# Product gate card", "",
+        "# Product gate card" + (", with the model's guess of the option names" if guessed else ""), "",
         "Which unit speaks for a product of a pool over several manuals (the unit ranker,",
         "agent/assembly/manual_units.py) and which products answer the question (the gate,",
         "agent/assembly/product_gate.py).",
@@ -192,14 +205,17 @@ def card(model: ProductGate, ranker: SelectorModel, ranker_check: tuple[int, int
         "products (bench/fixtures/manuals_questions.json, split tune). The test products were never read.", "",
         "## Unit ranker", "",
         "A conditional logit: the softmax over each short list of a linear score puts the list's labelled units",
-        "first (the weights below; the ranker's logit is that score).", "",
+        "first (the weights below; the ranker's logit is that score).",
+        *(["With the option names the model guesses the question asks for (agent/assembly/option_guess.py),",
+            "as auto asks for them on the fast and thorough budgets."] if guessed else []), "",
         "Rows: the short list of each labelled product of each tune question's pool, a unit labelled 1 when",
         "it states a short answer of that product's sense; the reader reads every unit here. Scored with each",
         "question and its rewordings left out of their own fit, the ranker's first of the units it has the",
         f"reader read (as the app does: `to_read`) is a labelled one for {ranked} of the {held} lists that",
         f"hold one; the reader's first of the whole list, {reader}.", "",
         "| feature | weight (standardized) |", "| --- | ---: |",
-        *[f"| {name} | {weight:+.2f} |" for name, weight in zip(RANKER_FEATURES, ranker.coef)],
+        *[f"| {name} | {weight:+.2f} |"
+          for name, weight in zip(GUESSED_RANKER_FEATURES if guessed else RANKER_FEATURES, ranker.coef)],
         f"| intercept | {ranker.intercept:+.2f} |", "",
         "## Gate", "",
         f"{len(rows)} product rows from {len({r['question'] for r in rows})} questions whose pool documents two or "
@@ -221,17 +237,23 @@ def card(model: ProductGate, ranker: SelectorModel, ranker_check: tuple[int, int
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--manuals-index", required=True, help="index of the manuals benchmark's tune products alone")
-    parser.add_argument("--out", default=str(MODEL_PATH))
-    parser.add_argument("--ranker-out", default=str(RANKER_PATH))
-    parser.add_argument("--card", default=str(CARD))
+    parser.add_argument("--guess", action="store_true",
+                        help="rank with the option names the model guesses (writes the guessed ranker, gate and card)")
+    parser.add_argument("--model", default="local", help="the model that guesses, with --guess")
+    parser.add_argument("--out", help=f"default {MODEL_PATH} ({GUESSED_MODEL_PATH} with --guess)")
+    parser.add_argument("--ranker-out", help=f"default {RANKER_PATH} ({GUESSED_RANKER_PATH} with --guess)")
+    parser.add_argument("--card", help=f"default {CARD} ({GUESSED_CARD} with --guess)")
     args = parser.parse_args(argv)
-    items = tune_pools(args.manuals_index)
+    args.out = args.out or str(GUESSED_MODEL_PATH if args.guess else MODEL_PATH)
+    args.ranker_out = args.ranker_out or str(GUESSED_RANKER_PATH if args.guess else RANKER_PATH)
+    args.card = args.card or str(GUESSED_CARD if args.guess else CARD)
+    items = tune_pools(args.manuals_index, args.model if args.guess else None)
     lists = unit_rows(items, args.manuals_index)
     if not any(r["labels"].any() for r in lists):
         print("no labelled unit in any short list: is the index the tune products'?", file=sys.stderr)
         return 1
     ranker = fit_ranker(lists)
-    ranker.save(Path(args.ranker_out), RANKER_FEATURES)
+    ranker.save(Path(args.ranker_out), GUESSED_RANKER_FEATURES if args.guess else RANKER_FEATURES)
     ranker_check = ranker_first_right(lists)
     print(f"{len(lists)} short lists")
     print(f"unit ranker: first unit labelled in {ranker_check[0]} of {ranker_check[2]} lists "
@@ -245,8 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     best = table[best_threshold_row(table)]
     model = fit(rows, best["threshold"])
     model.save(Path(args.out))
-    command = "bench/train_product_gate.py --manuals-index TUNE_INDEX"
-    Path(args.card).write_text(card(model, ranker, ranker_check, rows, table, command))
+    command = "bench/train_product_gate.py --manuals-index TUNE_INDEX" + (" --guess" if args.guess else "")
+    Path(args.card).write_text(card(model, ranker, ranker_check, rows, table, command, args.guess))
     for row in table:
         print(f"{row['threshold']:.2f} readings/q {row['readings_per_q']:.2f} precision {row['precision']:.3f} "
               f"recall {row['sense_recall']:.3f} right product {row['right_product']:.3f}")

@@ -2,7 +2,11 @@
 signals, then answer from the passages with readings chosen by a learned selector.
 
 retrieve_for_gate (3k passages, ranked as a 2k search; over documents read from files, each
-document's best first, and only a named product's: agent/retrieval/pool.py) -> assess_ambiguity
+document's best first, and only a named product's: agent/retrieval/pool.py) ->
+  over documents read from files, budgets "fast" and "thorough": guess_option_names (one short
+              call: the option names the question asks for, which a manual's unit is ranked with;
+              agent/assembly/option_guess.py) ->
+assess_ambiguity
 (no LLM, on the top 2k: query detector, focus of the passages on the question, years the top
 titles leave open, ADF coherence for the record; agent/steps/ambiguity_signals.py; two products
 that answer make it ambiguous: agent/assembly/products.py) ->
@@ -42,6 +46,8 @@ from agent.retrieval.retriever import get_retriever
 from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.assembly.gate import GATE_POOL, gate_signals, load_gate
 from agent.assembly.nodes import check_sentences, compose_answer, draft_answer, select_readings
+from agent.assembly.option_guess import guess_option_names as guess_option_names_of
+from agent.documents.citation import location
 from agent.assembly.product_lines import write_product_lines
 from agent.steps.ambiguity_signals import DEFAULT_THRESHOLDS, GateThresholds, is_ambiguous
 from agent.usage import emit, tracked
@@ -101,6 +107,12 @@ class AutoContext(Context, DIVASettings):
         default=DEFAULT_THRESHOLDS.focus,
         metadata={"description": "Ambiguous when the best passage is closer to the question than the mean by less than this"},
     )
+    guess_options: bool = field(
+        default=True,
+        metadata={"description": "Over documents read from files, on the fast and thorough budgets: one short call "
+                                 "guesses the option names the question asks for (\"--force, -f\"), and a manual's "
+                                 "unit is chosen with them (agent/assembly/option_guess.py); false ranks without"},
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -134,6 +146,7 @@ class AutoState(RAGState, total=False):
     dropped_sentences: list[dict]  # the draft's sentences that did not, with why
     reading_scores: list[float]  # the selector's probability per sentence of the pool (the gate reads them)
     products: list[str]  # the products whose passages answer, when two or more do: one reading and line each
+    option_names: list[str]  # the model's guess of the option names asked for, over manuals (option_guess.py)
 
 
 @tracked
@@ -147,7 +160,25 @@ def retrieve_for_gate(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
     wider = document_pool(get_retriever(context), question, context.retrieval_mode, READING_POOL * context.k,
                           depth=2 * GATE_POOL * context.k,  # ranked as the gate's 2k alone
                           quota=context.document_quota, conversation=user_turns(state.get("messages"), question))
-    return {"detection_passages": wider, "guidance": "", "products": []}
+    return {"detection_passages": wider, "guidance": "", "products": [], "option_names": []}
+
+
+@tracked
+def guess_option_names(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
+    """The option names the model guesses the question asks for (agent/assembly/option_guess.py):
+    a manual's units are ranked with them. Only over documents read from files (manuals have
+    units to name), and only on budgets that call the model."""
+    guessed = guess_option_names_of(state["question"], runtime.context)
+    emit({"event": "option_names", "names": guessed})
+    return {"option_names": guessed}
+
+
+def route_after_retrieve(state: AutoState, runtime: Runtime[AutoContext]) -> Literal["guess_option_names",
+                                                                                    "assess_ambiguity"]:
+    context = runtime.context
+    over_files = any(location(p).get("document") for p in state.get("detection_passages") or [])
+    guesses = context.guess_options and context.budget != "instant" and not context.runs_diva
+    return "guess_option_names" if over_files and guesses else "assess_ambiguity"
 
 
 @tracked
@@ -157,7 +188,7 @@ def assess_ambiguity(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
     select_readings."""
     context = runtime.context
     pool = state.get("detection_passages") or []
-    signals, scored = gate_signals(state["question"], pool, context)
+    signals, scored = gate_signals(state["question"], pool, context, tuple(state.get("option_names") or ()))
     thresholds = GateThresholds(detector=context.gate_detector, focus=context.gate_focus)
     model = load_gate() if context.gate == "learned" else None
     if model is not None:
@@ -185,7 +216,7 @@ def assess_ambiguity(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
             "ambiguous": ambiguous, "branch": "ambiguous" if ambiguous else "clear",
             "interpretations_source": "diva" if method == "diva" else "synthesis",
             "auto": {"gate": "ambiguous" if ambiguous else "clear", "signals": signals, "fired": fired,
-                     "method": method, "budget": context.budget,
+                     "method": method, "budget": context.budget, "option_names": state.get("option_names") or [],
                      "gate_model": "learned" if model is not None else "rules",
                      "thresholds": {"detector": thresholds.detector, "focus": thresholds.focus,
                                     "editions": thresholds.editions}},
@@ -229,6 +260,7 @@ def route_after_select_readings(
 builder = StateGraph(AutoState, context_schema=AutoContext, input_schema=InputState, output_schema=OutputState)
 builder.add_node("retrieve_for_gate", starts_turn(retrieve_for_gate, ambiguous=None, branch="clear",
                                                   interpretations_source="synthesis"))
+builder.add_node("guess_option_names", guess_option_names)
 builder.add_node("assess_ambiguity", assess_ambiguity)
 builder.add_node("select_readings", select_readings_for_budget)
 builder.add_node("synthesize_answer", draft_answer)
@@ -237,7 +269,8 @@ builder.add_node("write_product_lines", write_product_lines)
 builder.add_node("compose_answer", compose_answer)
 builder.add_node("diva", subgraph_node("diva"))
 builder.add_edge(START, "retrieve_for_gate")
-builder.add_edge("retrieve_for_gate", "assess_ambiguity")
+builder.add_conditional_edges("retrieve_for_gate", route_after_retrieve)
+builder.add_edge("guess_option_names", "assess_ambiguity")
 builder.add_conditional_edges("assess_ambiguity", route_after_assess_ambiguity)
 builder.add_conditional_edges("select_readings", route_after_select_readings)
 builder.add_edge("synthesize_answer", "check_sentences")

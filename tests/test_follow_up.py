@@ -257,7 +257,7 @@ def test_products_the_gate_holds_back_are_offered_and_answered_when_chosen(scrip
     coef[product_gate.FEATURES.index("first_retrieved")] = 1.0
     gate = product_gate.ProductGate(coef=coef, intercept=-0.6, mean=np.zeros(len(coef)), scale=np.ones(len(coef)),
                                     threshold=0.5)
-    monkeypatch.setattr(product_gate, "load_product_gate", lambda: gate)
+    monkeypatch.setattr(product_gate, "product_gate", lambda guessed: gate)
     settings = {"model": "scripted", "index_dir": tools_index, "budget": "instant"}
     told, _ = turn(ChatSession(InMemorySaver(), "told", {**settings, "clarify_policy": "never"}), "How do I install it?")
     stated = [product for _, product, command, _ in TOOLS if command in told["result"]["answer"]]

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent.assembly.manual_units import (READ, RANKER_FEATURES, SHORTLIST, _passage_order, document_units,
-                                         load_unit_ranker, ranked_units, read, shared_words, shortlist, to_read)
+from agent.assembly.manual_units import (GUESSED_RANKER_FEATURES, READ, RANKER_FEATURES, SHORTLIST, _passage_order,
+                                         document_units, load_unit_ranker, ranked_units, read, shared_words,
+                                         shortlist, to_read)
 from agent.assembly.units import says_how
 from agent.context import Context
 from agent.retrieval.retriever import get_retriever
@@ -122,3 +123,20 @@ def test_the_reader_reads_the_units_the_ranker_prefers_unread(long_manual):
     assert any("--keep" in unit.sentence for unit in kept)
     assert len(ranked_units(QUESTION, [given], context)) == READ
     assert len(ranked_units(QUESTION, [given], context, read_at_most=None)) == len(units)
+
+
+WORDED_APART = "How do I replace an output file that is already there?"  # the --force row says neither "replace" nor "output"
+
+
+def test_a_guessed_option_name_short_lists_and_ranks_its_row(long_manual):
+    context = Context(index_dir=long_manual)
+    given = first_passage(context)
+    units, rows = shortlist(WORDED_APART, [given], context, ("--force", "-f", "--overwrite"))
+    assert rows.shape == (len(units), len(GUESSED_RANKER_FEATURES))
+    named = GUESSED_RANKER_FEATURES.index("guess_named")
+    forced = [i for i, unit in enumerate(units) if unit.sentence.startswith("--force:")]
+    assert forced and rows[forced[0], named] == 1 and rows[:, named].sum() == 1
+    ranked = ranked_units(WORDED_APART, [given], context, guessed=("--force", "-f", "--overwrite"))
+    assert ranked[0].candidate.sentence.startswith("--force:")
+    unguessed, unguessed_rows = shortlist(WORDED_APART, [given], context)
+    assert unguessed_rows.shape[1] == len(RANKER_FEATURES)  # no guess: the ranker trained without one reads it

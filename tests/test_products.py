@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import re
 
+import httpx
+import openai
 import pytest
 
 from agent.app import api
@@ -38,6 +40,7 @@ MANUALS = [
 ]
 COMMANDS = {name: command for _, _, name, command, *_ in MANUALS}
 LINES_MARKER = "one line that answers it for that product only"
+GUESS_MARKER = "command-line options, subcommands, settings or files"
 
 
 def manual(title: str, name: str, command: str, about: str, settings: str, subject: str) -> str:
@@ -141,11 +144,12 @@ def product_lines(messages) -> str:
 
 
 def test_the_fast_budget_writes_a_line_per_product_and_keeps_those_their_passage_holds(scripted, manuals_index):
-    scripted.rules.append((LINES_MARKER, product_lines))
+    scripted.rules.extend([(LINES_MARKER, product_lines), (GUESS_MARKER, "Names: install, --install, setup")])
     result = api.ask("How do I install it?", "auto", context(manuals_index))
-    assert result["route"] == ["retrieve_for_gate", "assess_ambiguity", "select_readings", "write_product_lines",
-                               "compose_answer"]
-    assert result["usage"]["llm_calls"] == 1 and not [c for c in scripted.calls if SYNTHESIS_MARKER in c["text"]]
+    assert result["route"] == ["retrieve_for_gate", "guess_option_names", "assess_ambiguity", "select_readings",
+                               "write_product_lines", "compose_answer"]
+    assert result["decision"]["auto"]["option_names"] == ["install", "--install", "setup"]
+    assert result["usage"]["llm_calls"] == 2 and not [c for c in scripted.calls if SYNTHESIS_MARKER in c["text"]]
     (prompt,) = [c["text"] for c in scripted.calls if LINES_MARKER in c["text"]]
     assert all(f"{name}:\n[" in prompt for name in COMMANDS)  # each product's passages under its name
     dropped = result["decision"]["auto"]["assembly"]["dropped"]
@@ -157,6 +161,23 @@ def test_the_fast_budget_writes_a_line_per_product_and_keeps_those_their_passage
     for item in result["interpretations"]:  # every line and reading cites its own product's manual
         name = re.search(r"\((\w+)\)\?$", item["question"]).group(1)
         assert item["citations"][0].startswith(name.lower() + "/")
+
+
+@pytest.mark.parametrize("settings", [{"budget": "instant"}, {"guess_options": False}])
+def test_no_guess_where_the_budget_calls_no_model_or_guessing_is_off(scripted, manuals_index, settings):
+    scripted.rules.extend([(LINES_MARKER, product_lines), (GUESS_MARKER, "Names: --install")])
+    result = api.ask("How do I install it?", "auto", context(manuals_index, **settings))
+    assert "guess_option_names" not in result["route"] and result["decision"]["auto"]["option_names"] == []
+    assert not [c for c in scripted.calls if GUESS_MARKER in c["text"]]
+    assert all(command in result["answer"] for command in COMMANDS.values())
+
+
+def test_a_guess_that_fails_leaves_the_answer_to_the_ranker_without_one(scripted, manuals_index):
+    timeout = openai.APITimeoutError(request=httpx.Request("POST", "http://scripted/v1/chat/completions"))
+    scripted.rules.extend([(LINES_MARKER, product_lines), (GUESS_MARKER, timeout)])
+    result = api.ask("How do I install it?", "auto", context(manuals_index, max_retries=0))
+    assert "guess_option_names" in result["route"] and result["decision"]["auto"]["option_names"] == []
+    assert all(command in result["answer"] for command in COMMANDS.values())
 
 
 def test_adf_decomposes_by_product(scripted, manuals_index):

@@ -79,9 +79,11 @@ def load_gate(path: str = str(GATE_MODEL_PATH)) -> GateModel | None:
     return load_logistic(path, GATE_FEATURES, "gate model", "bench/train_gate.py", GateModel)
 
 
-def gate_signals(question: str, pool: list[dict], context) -> tuple[dict, list[tuple[Candidate, float]]]:
+def gate_signals(question: str, pool: list[dict], context,
+                 guessed: tuple[str, ...] = ()) -> tuple[dict, list[tuple[Candidate, float]]]:
     """(signals, the selector's scored candidates of the whole pool): the rule gate's signals
-    over the top 2k passages, and the selector's view of the pool."""
+    over the top 2k passages, and the selector's view of the pool; `guessed`: the option names
+    the model guessed the question asks for (agent/assembly/option_guess.py)."""
     retriever = get_retriever(context)
     vectors = passage_vectors(retriever, pool) if pool else []
     top = GATE_POOL * context.k
@@ -92,7 +94,7 @@ def gate_signals(question: str, pool: list[dict], context) -> tuple[dict, list[t
     signals |= selector_view(logistic, READABLE_AT)  # the learned gate's features keep their trained meaning
     if reader is not None:
         signals["confident_senses"] = confident_senses(logistic, reader, max(reader_floor(context), GATE_CONFIDENT_AT))
-    answering = product_answers(question, pool, context)
+    answering = product_answers(question, pool, context, guessed=guessed)
     if answering is not None:  # several products' documents: which of them answer (their readings are these)
         signals["products"] = [c.passage["product"] for c, _ in answering]
     return signals, logistic if reader is None else mixed_scores(logistic, reader)

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from agent.assembly.features import Candidate, candidates
+from agent.assembly.option_guess import GUESS_FEATURES, guess_features
 from agent.assembly.selector import SelectorModel, load_logistic, logit, readable, reader_scores
 from agent.assembly.units import names_asked, says_how, unit_prose
 from agent.context import Context
@@ -40,9 +41,13 @@ from agent.steps.grounding import content_tokens
 
 RANKER_PATH = Path(__file__).resolve().parents[1] / "data" / "unit_ranker.npz"
 RANKER_FEATURES = ("reader_logit", "words_shared", "option_named", "says_how", "passage_cosine", "unit_cosine")
+# with the model's guess of the option names asked for (agent/assembly/option_guess.py)
+GUESSED_RANKER_PATH = RANKER_PATH.with_name("unit_ranker_guessed.npz")
+GUESSED_RANKER_FEATURES = RANKER_FEATURES + GUESS_FEATURES
 SHORTLIST = 10  # units per channel (words, meaning): the two tens held a labelled unit for 79 of 91 tune senses
 READ = 6  # units of a product's short list the reader reads when several products compete
 READER_COLUMN = RANKER_FEATURES.index("reader_logit")
+GUESS_OVERLAP = 0.5  # a unit whose option shares half a guessed name's words ("--keep" for "--keep-files") is listed
 LENGTH_DISCOUNT = 0.02  # per content word: a long unit shares more words by its length alone
 
 
@@ -56,19 +61,26 @@ class RankedUnit:
     probability: float
 
 
-@lru_cache(maxsize=2)
-def load_unit_ranker(path: str = str(RANKER_PATH)) -> SelectorModel:
+@lru_cache(maxsize=4)
+def load_unit_ranker(path: str = str(RANKER_PATH), features: tuple[str, ...] = RANKER_FEATURES) -> SelectorModel:
     """The shipped ranker."""
-    return load_logistic(path, RANKER_FEATURES, "unit ranker", "bench/train_product_gate.py")
+    return load_logistic(path, features, "unit ranker", "bench/train_product_gate.py")
+
+
+def unit_ranker(guessed: bool) -> SelectorModel:
+    """The shipped ranker that reads the model's guessed option names, or the one without them."""
+    return load_unit_ranker(str(GUESSED_RANKER_PATH), GUESSED_RANKER_FEATURES) if guessed else load_unit_ranker()
 
 
 def ranked_units(question: str, passages: list[dict], context: Context,
-                 ranker: SelectorModel | None = None, read_at_most: int | None = READ) -> list[RankedUnit]:
+                 ranker: SelectorModel | None = None, read_at_most: int | None = READ,
+                 guessed: tuple[str, ...] = ()) -> list[RankedUnit]:
     """The units of the documents `passages` come from that the reader reads (`to_read`: at most
     `read_at_most` of the short list, all of it for None), the ranker's most probable first; empty
-    when they hold none."""
-    ranker = ranker or load_unit_ranker()
-    units, rows = to_read(*shortlist(question, passages, context), ranker, read_at_most)
+    when they hold none. `guessed`: the model's guess of the option names asked for, read by the
+    ranker trained with them."""
+    ranker = ranker or unit_ranker(bool(guessed))
+    units, rows = to_read(*shortlist(question, passages, context, guessed), ranker, read_at_most)
     if not units:
         return []
     reader = read(question, units, rows)
@@ -77,16 +89,20 @@ def ranked_units(question: str, passages: list[dict], context: Context,
     return sorted(ranked, key=lambda unit: -unit.probability)
 
 
-def shortlist(question: str, passages: list[dict], context: Context) -> tuple[list[Candidate], np.ndarray]:
+def shortlist(question: str, passages: list[dict], context: Context,
+              guessed: tuple[str, ...] = ()) -> tuple[list[Candidate], np.ndarray]:
     """(the readable units of the documents `passages` come from that the question names an option
     of or shares the most words with, SHORTLIST of them, those nearest it in meaning, SHORTLIST
-    more, and the units of `passages[0]` (the best retrieved); the ranker's RANKER_FEATURES row of
-    each, its reader's logit left 0 for `read`). Words alone miss a question that says it otherwise
-    ("not corrupted" for "Test the integrity"): on the tune products the words' ten held a labelled
-    unit for 53 of 91 senses, with the ten nearest in meaning 79."""
+    more, those naming an option the model guessed (`guessed`), SHORTLIST more, and the units of
+    `passages[0]` (the best retrieved); the ranker's row of each, RANKER_FEATURES, then
+    GUESS_FEATURES when there is a guess, its reader's logit left 0 for `read`). Words alone miss
+    a question that says it otherwise ("not corrupted" for "Test the integrity"): on the tune
+    products the words' ten held a labelled unit for 53 of 91 senses, with the ten nearest in
+    meaning 79."""
+    columns = len(GUESSED_RANKER_FEATURES if guessed else RANKER_FEATURES)
     found, said = document_units(passages, context)
     if not found:
-        return [], np.zeros((0, len(RANKER_FEATURES)))
+        return [], np.zeros((0, columns))
     asked = set(content_tokens(question))
     shared = _shared(asked, said)
     options_asked = asked - product_words(passages)  # "zstd" in the question names the product, not "--zstd"
@@ -96,14 +112,18 @@ def shortlist(question: str, passages: list[dict], context: Context) -> tuple[li
     asked_vector = sentence_vectors(retriever, [question])[0]
     meaning = sentence_vectors(retriever, [unit_prose(c.sentence) for c in found], keep=True) @ asked_vector
     by_meaning = sorted(range(len(found)), key=lambda i: (-meaning[i], i))[:SHORTLIST]
-    short = sorted(set(by_words) | set(by_meaning)
+    guess = [guess_features(c.sentence, list(guessed)) for c in found] if guessed else []
+    by_guess = sorted((i for i, (exact, overlap) in enumerate(guess) if exact or overlap >= GUESS_OVERLAP),
+                      key=lambda i: (-guess[i][0], -guess[i][1], i))[:SHORTLIST]
+    short = sorted(set(by_words) | set(by_meaning) | set(by_guess)
                    | {i for i, c in enumerate(found) if c.passage["id"] == passages[0]["id"]})
     units = [found[i] for i in short]
     best_shared = max(shared[i] for i in short) or 1.0
     closeness = passage_vectors(retriever, [u.passage for u in units]) @ asked_vector
     rows = np.array([[0.0, shared[i] / best_shared, float(named[i]), float(says_how(unit.passage, unit.sentence)),
-                      float(near), float(meaning[i])] for i, unit, near in zip(short, units, closeness)])
-    return units, rows
+                      float(near), float(meaning[i]), *(guess[i] if guessed else ())]
+                     for i, unit, near in zip(short, units, closeness)])
+    return units, rows.reshape(len(units), columns)
 
 
 def product_words(passages: list[dict]) -> set[str]:

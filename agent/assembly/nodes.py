@@ -62,16 +62,18 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
                  skip_ids: set[str] = frozenset(), said: list[str] = (),
                  scored: list[tuple[Candidate, float]] | None = None,
                  limit: int | None = None, threshold: float | None = None,
-                 verdicts: dict[int, float] | None = None, last_resort: bool = False) -> tuple[list[dict], list[dict]]:
+                 verdicts: dict[int, float] | None = None, last_resort: bool = False,
+                 guessed: tuple[str, ...] = ()) -> tuple[list[dict], list[dict]]:
     """(readings, passages numbered for the answer: `top` then each reading's passage);
     `threshold` overrides the selector's (the fallback when nothing else stood; judged
-    readings), `verdicts` are the model's judgments by id(candidate) (agent/assembly/judge.py).
+    readings), `verdicts` are the model's judgments by id(candidate) (agent/assembly/judge.py),
+    `guessed` the option names the model guessed the question asks for (option_guess.py).
     Under the reader no sentence it rejects is a reading (`vetoed`), except as the `last_resort`:
     the best sentence when nothing else stood beats "the documents do not answer" while they may."""
     limit = context.max_readings if limit is None else limit
     if not pool or limit <= 0:
         return [], list(top)
-    chosen = product_readings(question, pool, context, ambiguous, limit, skip_ids, said)
+    chosen = product_readings(question, pool, context, ambiguous, limit, skip_ids, said, guessed)
     if chosen is None:
         scored = scored if scored is not None else score_pool(question, pool, context)
         threshold = _threshold(context, ambiguous) if threshold is None else threshold
@@ -83,7 +85,7 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
                         prefer=how_preference(question))
         if not chosen and last_resort and asked_product_only(question, pool):
             # the question named the product: its best unit, as a clear question's, before "the documents do not answer"
-            chosen = one_product_answer(question, pool, context) or []
+            chosen = one_product_answer(question, pool, context, guessed) or []
     readings, passages = stated_readings(question, chosen, top, ambiguous, verdicts)
     # as the user reads them, with each sense named, two readings can say one fact again
     # ("For John Derek, he also appeared as Joshua in The Ten Commandments (1956)" after the
@@ -99,13 +101,14 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
 
 
 def product_readings(question: str, pool: list[dict], context: Context, ambiguous: bool, limit: int,
-                     skip_ids: set[str] = frozenset(), said: list[str] = ()) -> list[tuple[Candidate, float]] | None:
+                     skip_ids: set[str] = frozenset(), said: list[str] = (),
+                     guessed: tuple[str, ...] = ()) -> list[tuple[Candidate, float]] | None:
     """Over manuals (agent/assembly/product_gate.py): over several products', the answering
     products' best units, the surest first; a clear question over one product's, its best unit;
     less those already cited (`skip_ids`) or said. None otherwise (the selector's readings)."""
-    answering = product_answers(question, pool, context)
+    answering = product_answers(question, pool, context, guessed=guessed)
     if answering is None and not ambiguous:
-        answering = one_product_answer(question, pool, context)
+        answering = one_product_answer(question, pool, context, guessed)
     if answering is None:
         return None
     stated = [said_words(s) for s in said]
@@ -166,30 +169,34 @@ def select_readings(state: dict, runtime: Runtime[Context]) -> dict:
     pool = state.get("detection_passages") or state.get("passages") or []
     ambiguous = state.get("ambiguous") is not False
     scored = rescored(pool, state.get("reading_scores"))
+    guessed = tuple(state.get("option_names") or ())
     if ambiguous and context.judge_readings > 0 and pool:
-        readings, passages = judged_readings(state["question"], pool, context, scored)
+        readings, passages = judged_readings(state["question"], pool, context, scored, guessed)
     else:
-        readings, passages = readings_for(state["question"], pool, context, ambiguous, pool[:context.k], scored=scored)
+        readings, passages = readings_for(state["question"], pool, context, ambiguous, pool[:context.k], scored=scored,
+                                          guessed=guessed)
         announce(readings, passages)
-    offered = offered_readings(state["question"], pool, context)
+    offered = offered_readings(state["question"], pool, context, guessed)
     return {"readings": readings, "passages": passages, **({"decision": {"offered": offered}} if offered else {})}
 
 
-def offered_readings(question: str, pool: list[dict], context: Context) -> list[dict]:
+def offered_readings(question: str, pool: list[dict], context: Context, guessed: tuple[str, ...] = ()) -> list[dict]:
     """Over several products' manuals, the products the gate does not pass but may answer
     (`offered_products`), each as an interpretation with its passage: the chat offers them beside
     the stated readings when it asks which product was meant; the answer never states them."""
-    return [{**reading_of(question, c, p), "passage": c.passage} for c, p in offered_products(question, pool, context)]
+    offered = offered_products(question, pool, context, guessed=guessed)
+    return [{**reading_of(question, c, p), "passage": c.passage} for c, p in offered]
 
 
-def judged_readings(question: str, pool: list[dict], context: Context,
-                    scored: list[tuple[Candidate, float]] | None) -> tuple[list[dict], list[dict]]:
+def judged_readings(question: str, pool: list[dict], context: Context, scored: list[tuple[Candidate, float]] | None,
+                    guessed: tuple[str, ...] = ()) -> tuple[list[dict], list[dict]]:
     """(readings, passages) of an ambiguous question whose unsure candidates the model judges
     (agent/assembly/judge.py). The readings no judgment can change (over `judge_max`) go on
     screen before the model is asked; the judged ones follow them, so what is shown stays."""
     scored = scored or score_pool(question, pool, context)
     sure, passages = readings_for(question, pool, context, True, pool[:context.k], scored=scored,
-                                  threshold=max(math.nextafter(context.judge_max, 1.0), context.judge_threshold))
+                                  threshold=max(math.nextafter(context.judge_max, 1.0), context.judge_threshold),
+                                  guessed=guessed)
     announce(sure, passages)
     if len(sure) >= context.max_readings:
         return sure, passages  # no room for another reading: nothing to ask the model
@@ -197,7 +204,7 @@ def judged_readings(question: str, pool: list[dict], context: Context,
     judged, passages = readings_for(question, pool, context, True, passages, scored=rescored_pool,
                                     skip_ids={c for r in sure for c in r["citations"]},
                                     said=[r["answer"] for r in sure], limit=context.max_readings - len(sure),
-                                    threshold=context.judge_threshold, verdicts=verdicts)
+                                    threshold=context.judge_threshold, verdicts=verdicts, guessed=guessed)
     if judged:
         announce(sure + judged, passages)  # every reading so far: a client may show the list anew
     return sure + judged, passages
@@ -384,7 +391,7 @@ def compose_answer(state: dict, runtime: Runtime[Context]) -> dict:
         readings, passages = readings_for(state["question"], pool, runtime.context, ambiguous, passages,
                                           scored=rescored(pool, state.get("reading_scores")), limit=1,
                                           threshold=selector_threshold(runtime.context) * FALLBACK_SHARE,
-                                          last_resort=True)
+                                          last_resort=True, guessed=tuple(state.get("option_names") or ()))
     notes = notes_for(state, readings, prose, passages, runtime.context) if ambiguous else []
     answer = compose([r["text"] for r in readings], prose, notes)
     interpretations = with_reading_interpretations(state.get("draft_interpretations") or [], readings)

@@ -37,6 +37,7 @@ from agent.context import Context
 from agent.documents.citation import location
 
 MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "product_gate.npz"
+GUESSED_MODEL_PATH = MODEL_PATH.with_name("product_gate_guessed.npz")  # over the ranker that reads a guess
 FEATURES = ("reader_logit", "ranker_logit", "behind_surest", "first_retrieved")
 
 
@@ -47,10 +48,15 @@ class ProductGate(SelectorModel):
         super().save(path, features)
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=4)
 def load_product_gate(path: str = str(MODEL_PATH)) -> ProductGate:
     """The shipped gate."""
     return load_logistic(path, FEATURES, "product gate", "bench/train_product_gate.py", ProductGate)
+
+
+def product_gate(guessed: bool) -> ProductGate:
+    """The gate over the unit ranker that reads the model's guessed option names, or over the one without."""
+    return load_product_gate(str(GUESSED_MODEL_PATH) if guessed else str(MODEL_PATH))
 
 
 @dataclass(frozen=True)
@@ -63,16 +69,16 @@ class ProductCandidate:
 
 
 def product_candidates(question: str, pool: list[dict], context: Context,
-                       ranker: SelectorModel | None = None) -> list[ProductCandidate] | None:
+                       ranker: SelectorModel | None = None, guessed: tuple[str, ...] = ()) -> list[ProductCandidate] | None:
     """Each product of the pool with its best unit (`best_unit`) and the gate's features, products
     in the order their first passage ranks; None when the pool documents fewer than two products
-    (it is read as one pool)."""
+    (it is read as one pool). `guessed`: the option names the model guessed (option_guess.py)."""
     groups = {key: passages for key, passages in product_groups(pool).items() if key}
     if len(groups) < 2:
         return None
     found = []
     for rank, passages in enumerate(groups.values()):
-        best = best_unit(question, passages, context, ranker)
+        best = best_unit(question, passages, context, ranker, guessed=guessed)
         if best is not None:
             candidate, reader, ranked = best
             found.append((passages[0]["product"], candidate, float(logit(reader)), float(logit(ranked)), float(rank == 0)))
@@ -82,24 +88,25 @@ def product_candidates(question: str, pool: list[dict], context: Context,
 
 
 def best_unit(question: str, passages: list[dict], context: Context,
-              ranker: SelectorModel | None = None, read_at_most: int | None = READ
+              ranker: SelectorModel | None = None, read_at_most: int | None = READ, guessed: tuple[str, ...] = ()
               ) -> tuple[Candidate, float, float] | None:
     """(the unit that speaks for these passages' documents, the reader's probability of it, the
     unit ranker's): the ranker's first of the documents' units (agent/assembly/manual_units.py);
     None when they hold no readable unit."""
-    ranked = ranked_units(question, passages, context, ranker, read_at_most)
+    ranked = ranked_units(question, passages, context, ranker, read_at_most, guessed)
     return (ranked[0].candidate, ranked[0].reader, ranked[0].probability) if ranked else None
 
 
-def product_answers(question: str, pool: list[dict], context: Context,
-                    gate: ProductGate | None = None, floor: float | None = None) -> list[tuple[Candidate, float]] | None:
+def product_answers(question: str, pool: list[dict], context: Context, gate: ProductGate | None = None,
+                    floor: float | None = None, guessed: tuple[str, ...] = ()) -> list[tuple[Candidate, float]] | None:
     """The products that answer, each as (its best unit, the gate's probability), the surest
     first: those the gate passes, or with `floor`, those it gives `floor` or more; None when the
-    pool documents fewer than two products."""
-    found = product_candidates(question, pool, context)
+    pool documents fewer than two products. With `guessed` option names, the ranker and gate
+    trained with a guess decide."""
+    found = product_candidates(question, pool, context, guessed=guessed)
     if found is None:
         return None
-    gate = gate or load_product_gate()
+    gate = gate or product_gate(bool(guessed))
     floor = gate.threshold if floor is None else floor
     probabilities = gate.probabilities(np.array([f.features for f in found]))
     kept = [(f.candidate, float(p)) for f, p in zip(found, probabilities) if p >= floor]
@@ -114,12 +121,12 @@ def product_answers(question: str, pool: list[dict], context: Context,
 OFFER_FLOOR = 0.3
 
 
-def offered_products(question: str, pool: list[dict], context: Context,
-                     gate: ProductGate | None = None) -> list[tuple[Candidate, float]]:
+def offered_products(question: str, pool: list[dict], context: Context, gate: ProductGate | None = None,
+                     guessed: tuple[str, ...] = ()) -> list[tuple[Candidate, float]]:
     """The products the gate does not pass but gives OFFER_FLOOR or more, each with its best unit
     and probability, the surest first: options when asking, never stated in the answer."""
-    gate = gate or load_product_gate()
-    near = product_answers(question, pool, context, gate, floor=min(OFFER_FLOOR, gate.threshold)) or []
+    gate = gate or product_gate(bool(guessed))
+    near = product_answers(question, pool, context, gate, floor=min(OFFER_FLOOR, gate.threshold), guessed=guessed) or []
     return [(candidate, p) for candidate, p in near if p < gate.threshold]
 
 
@@ -129,7 +136,8 @@ def offered_products(question: str, pool: list[dict], context: Context,
 ONE_PRODUCT_FLOOR = 0.2
 
 
-def one_product_answer(question: str, pool: list[dict], context: Context) -> list[tuple[Candidate, float]] | None:
+def one_product_answer(question: str, pool: list[dict], context: Context,
+                       guessed: tuple[str, ...] = ()) -> list[tuple[Candidate, float]] | None:
     """A clear question over one product's manuals: its best unit (`best_unit`) when the reader
     gives it ONE_PRODUCT_FLOOR or more, else nothing; None when the pool is not manuals (records
     without documents), or documents several products."""
@@ -137,5 +145,5 @@ def one_product_answer(question: str, pool: list[dict], context: Context) -> lis
         return None
     if len([key for key in product_groups(pool) if key]) >= 2:
         return None
-    best = best_unit(question, pool, context, read_at_most=None)  # no other product: the whole list is read
+    best = best_unit(question, pool, context, read_at_most=None, guessed=guessed)  # no other product: all is read
     return [(best[0], best[1])] if best is not None and best[1] >= ONE_PRODUCT_FLOOR else []
