@@ -46,7 +46,7 @@ from agent.retrieval.retriever import get_retriever
 from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.assembly.gate import GATE_POOL, gate_signals, load_gate
 from agent.assembly.nodes import check_sentences, compose_answer, draft_answer, select_readings
-from agent.assembly.option_guess import guess_option_names as guess_option_names_of
+from agent.assembly import option_guess
 from agent.documents.citation import location
 from agent.assembly.product_lines import write_product_lines
 from agent.steps.ambiguity_signals import DEFAULT_THRESHOLDS, GateThresholds, is_ambiguous
@@ -168,7 +168,7 @@ def guess_option_names(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
     """The option names the model guesses the question asks for (agent/assembly/option_guess.py):
     a manual's units are ranked with them. Only over documents read from files (manuals have
     units to name), and only on budgets that call the model."""
-    guessed = guess_option_names_of(state["question"], runtime.context)
+    guessed = option_guess.guess_option_names(state["question"], runtime.context)
     emit({"event": "option_names", "names": guessed})
     return {"option_names": guessed}
 

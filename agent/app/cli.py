@@ -99,6 +99,9 @@ def cmd_methods(args) -> int:
     return 0
 
 
+MODEL_FIRST_NODES = ("guess_option_names", "synthesize_answer", "diva")  # auto's nodes that call the model before readings
+
+
 def cmd_ask(args) -> int:
     from agent.app import api
     from graphs.registry import load_method
@@ -147,8 +150,8 @@ def cmd_ask(args) -> int:
             print(event["text"], end="", flush=True)
         elif kind == "result":
             result = event["result"]
-        if pending and (kind == "readings" or (kind == "stage" and event.get("node") in ("synthesize_answer", "diva"))):
-            pending = False  # the readings are on screen (or none came): now load the model
+        if pending and (kind == "readings" or (kind == "stage" and event.get("node") in MODEL_FIRST_NODES)):
+            pending = False  # the readings are on screen (or none came, or a call precedes them): now load the model
             start_model()
     _print_answer(result, shown)
     return 0
