@@ -204,6 +204,13 @@ def test_the_demo_corpus_pool_is_the_plain_ranking(demo_index):
     assert not any("product" in p for p in pool)
 
 
+def test_records_without_documents_get_no_option_name_guess(scripted, demo_index):
+    scripted.rules.append((GUESS_MARKER, "Names: --hp"))
+    result = api.ask("What is HP?", "auto", context(demo_index))
+    assert result["route"][:2] == ["retrieve_for_gate", "assess_ambiguity"]
+    assert not [c for c in scripted.calls if GUESS_MARKER in c["text"]]
+
+
 def test_a_plain_text_manual_stands_in_its_document_and_names_its_product(tmp_path):
     """A man page saved as text has no headings, yet its passages name their file and its product."""
     from agent.documents.citation import citation
