@@ -15,7 +15,6 @@ import pytest
 
 from agent.app import api
 from agent.assembly.features import candidates
-from agent.assembly.product_lines import LINE_PASSAGES, product_passages
 from agent.assembly.products import within_products
 from agent.context import Context
 from agent.retrieval.pool import document_pool, per_document, user_turns
@@ -279,10 +278,3 @@ def test_readings_of_the_one_product_a_question_names_get_no_lead_naming_its_doc
     readings, _ = stated_readings("How do I set up Nox sessions?", both, [usage, ctest], True, None)
     assert all(r["text"].startswith("For ") for r in readings)  # two products' documents: each is named
 
-
-def test_a_products_line_is_written_from_its_readings_passage_first():
-    pool = [{"id": f"{name}/README.md#{n}", "product": name} for n in range(3) for name in ("Quillpad", "Lumenctl")]
-    read = [{"id": "quillpad/README.md#9", "product": "Quillpad"}, pool[0]]
-    groups = product_passages(pool, ["Quillpad", "Lumenctl"], read)
-    assert [p["id"] for p in groups["Quillpad"]] == ["quillpad/README.md#9", "Quillpad/README.md#0"][:LINE_PASSAGES]
-    assert [p["id"] for p in groups["Lumenctl"]] == ["Lumenctl/README.md#0", "Lumenctl/README.md#1"]

@@ -38,15 +38,13 @@ class ProductLines(OrderedModel):
     lines: list[ProductLine] = Field(default_factory=list)
 
 
-def product_passages(pool: list[dict], products: list[str], read: list[dict] = ()) -> dict[str, list[dict]]:
-    """{product: its best LINE_PASSAGES passages}, in the order of `products`: the passage of its
-    reading first (`read`: the readings' passages, whose unit the ranker chose from all of the
-    product's documents and the pool often lacks), then the pool's."""
+def product_passages(pool: list[dict], products: list[str]) -> dict[str, list[dict]]:
+    """{product: its best LINE_PASSAGES passages of the pool}, in the order of `products`."""
     wanted = {product_key(name): name for name in products}
     found: dict[str, list[dict]] = {name: [] for name in products}
-    for passage in [*read, *pool]:
+    for passage in pool:
         name = wanted.get(product_key(passage.get("product") or ""))
-        if name and len(found[name]) < LINE_PASSAGES and passage["id"] not in {p["id"] for p in found[name]}:
+        if name and len(found[name]) < LINE_PASSAGES:
             found[name].append(passage)
     return {name: passages for name, passages in found.items() if passages}
 
@@ -98,10 +96,8 @@ def write_product_lines(state: dict, runtime: Runtime[Context]) -> dict:
     context = runtime.context
     question = state["question"]
     pool = state.get("detection_passages") or state.get("passages") or []
+    groups = product_passages(pool, state.get("products") or [])
     numbered = list(state.get("passages") or [])
-    by_id = {p["id"]: p for p in numbered}
-    read = [by_id[c] for r in state.get("readings") or [] for c in r["citations"] if c in by_id]
-    groups = product_passages(pool, state.get("products") or [], read)
     numbered += [p for group in groups.values() for p in group if p["id"] not in {q["id"] for q in numbered}]
     reply = generate_structured(context, ProductLines, "write_product_lines",
                                 max_tokens=max(context.max_answer_tokens, LINE_TOKENS * len(groups)),
