@@ -15,10 +15,10 @@ def test_a_reply_gives_its_names_once_each_without_an_echoed_label():
 
 def test_a_units_options_match_a_guess_exactly_or_in_part():
     row = "`-f, --force` — Force overwrite of output file."
-    assert guess_features(row, ["--force"]) == (1.0, 1.0)
-    assert guess_features(row, ["-f"]) == (1.0, 0.0)  # a one-letter name has no words to share
-    assert guess_features("`--ignore-check` — Don't verify the integrity check.", ["--check"]) == (0.0, 0.5)
-    assert guess_features("`--keep` — Keep input files.", ["--keep-files"])[1] == 0.5
+    assert guess_features(row, ["--force"]) == (1.0, 0.0, 1.0)
+    assert guess_features(row, ["-f"]) == (0.0, 1.0, 0.0)  # a letter, weighed apart; no words to share
+    assert guess_features("`--ignore-check` — Don't verify the integrity check.", ["--check"]) == (0.0, 0.0, 0.5)
+    assert guess_features("`--keep` — Keep input files.", ["--keep-files"])[2] == 0.5
     assert guess_features("Use --force to overwrite the files it would refuse.", ["--force"])[0] == 1.0
-    assert guess_features("The output file is replaced when it exists.", ["--force"]) == (0.0, 0.0)
-    assert guess_features(row, []) == (0.0, 0.0)
+    assert guess_features("The output file is replaced when it exists.", ["--force"]) == (0.0, 0.0, 0.0)
+    assert guess_features(row, []) == (0.0, 0.0, 0.0)

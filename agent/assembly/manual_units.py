@@ -113,8 +113,8 @@ def shortlist(question: str, passages: list[dict], context: Context,
     meaning = sentence_vectors(retriever, [unit_prose(c.sentence) for c in found], keep=True) @ asked_vector
     by_meaning = sorted(range(len(found)), key=lambda i: (-meaning[i], i))[:SHORTLIST]
     guess = [guess_features(c.sentence, list(guessed)) for c in found] if guessed else []
-    by_guess = sorted((i for i, (exact, overlap) in enumerate(guess) if exact or overlap >= GUESS_OVERLAP),
-                      key=lambda i: (-guess[i][0], -guess[i][1], i))[:SHORTLIST]
+    by_guess = sorted((i for i, (exact, letter, overlap) in enumerate(guess) if exact or letter or overlap >= GUESS_OVERLAP),
+                      key=lambda i: (-guess[i][0], -guess[i][2], -guess[i][1], i))[:SHORTLIST]
     short = sorted(set(by_words) | set(by_meaning) | set(by_guess)
                    | {i for i, c in enumerate(found) if c.passage["id"] == passages[0]["id"]})
     units = [found[i] for i in short]

@@ -21,7 +21,7 @@ from agent.steps.grounding import stem
 
 GUESS_TOKENS = 30
 GUESSED_NAMES = 6  # of the reply's names at most; the prompt asks for four, a small model runs on
-GUESS_FEATURES = ("guess_named", "guess_overlap")
+GUESS_FEATURES = ("guess_named", "guess_letter_named", "guess_overlap")
 _NAME = re.compile(r"(?<![\w-])-{1,2}[A-Za-z][\w-]*")  # "-k", "--keep", as units.option_words reads them
 
 
@@ -44,21 +44,25 @@ def parse_names(reply: str) -> list[str]:
     return names[:GUESSED_NAMES]
 
 
-def guess_features(unit: str, names: list[str]) -> tuple[float, float]:
-    """(whether the unit's option head names a guessed option exactly, "-f" for "-f"; the best
-    overlap of its option words with one guessed name's words, "--keep" for "--keep-headers" 0.5)."""
+def guess_features(unit: str, names: list[str]) -> tuple[float, float, float]:
+    """(whether the unit's option head names a guessed long option exactly, "--force" for
+    "--force"; a guessed one-letter option, "-f" for "-f", weighed apart since tools share few letters;
+    the best overlap of its option words with one guessed name's words, "--keep" for
+    "--keep-headers" 0.5)."""
     if not names:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0
     head = unit.split(" — ")[0] if " — " in unit else unit[:OPTION_HEAD]
     own = {found.lower() for found in _NAME.findall(head.replace("`", ""))}
-    exact = float(any(name.lower() in own for name in names if name.startswith("-")))
+    named = {name.lower() for name in names if name.startswith("-")} & own
+    exact = float(any(len(name) > 2 for name in named))
+    letter = float(any(len(name) <= 2 for name in named))
     words = option_words(unit)
     overlap = 0.0
     for name in names:
         guessed = name_words(name)
         if guessed and words:
             overlap = max(overlap, len(guessed & words) / len(guessed | words))
-    return exact, overlap
+    return exact, letter, overlap
 
 
 def name_words(name: str) -> set[str]:
