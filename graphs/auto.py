@@ -45,7 +45,8 @@ from agent.retrieval.pool import document_pool, user_turns
 from agent.retrieval.retriever import get_retriever
 from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.assembly.gate import GATE_POOL, gate_signals, load_gate
-from agent.assembly.nodes import check_sentences, compose_answer, draft_answer, select_readings
+from agent.assembly.draft import check_sentences, draft_answer
+from agent.assembly.nodes import compose_answer, select_readings
 from agent.assembly import option_guess
 from agent.documents.citation import location
 from agent.assembly.product_lines import write_product_lines
@@ -188,7 +189,7 @@ def assess_ambiguity(state: AutoState, runtime: Runtime[AutoContext]) -> dict:
     select_readings."""
     context = runtime.context
     pool = state.get("detection_passages") or []
-    signals, scored = gate_signals(state["question"], pool, context, tuple(state.get("option_names") or ()))
+    signals, scored = gate_signals(state["question"], pool, context, option_guess.guessed_names(state))
     thresholds = GateThresholds(detector=context.gate_detector, focus=context.gate_focus)
     model = load_gate() if context.gate == "learned" else None
     if model is not None:

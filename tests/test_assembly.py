@@ -9,7 +9,7 @@ import pytest
 from agent.app import api
 from agent.assembly.compose import compose, reading_text, repeats, sense_name, without_restated_clause
 from agent.assembly.features import FEATURES, Candidate, feature_rows
-from agent.assembly.nodes import mixes_senses
+from agent.assembly.draft import mixes_senses
 from agent.assembly.selector import MODEL_PATH, SelectorModel, choose, load_selector
 from agent.assembly.text import answers_type, question_form
 from agent.evaluation.sentence_metrics import broken_sentences, sentence_scores, states_answer

@@ -63,7 +63,7 @@ def test_a_ranking_chooses_the_sentences_the_prompt_keeps(demo_index):
 
 def test_autos_draft_prompt_keeps_each_passages_sentence_the_selector_ranks_best(scripted, demo_index):
     from agent.assembly.gate import GATE_POOL
-    from agent.assembly.nodes import selector_ranking
+    from agent.assembly.draft import selector_ranking
     from graphs.auto import READING_POOL
 
     reply = json.dumps({"interpretations": [], "answer": "HP was founded in 1939 [1]."})

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from agent.assembly.units import OPTION_HEAD, option_words
+from agent.assembly.units import option_names, option_words
 from agent.context import Context
 from agent.llm.calls import generate_text
 from agent.steps.grounding import stem
@@ -22,7 +22,6 @@ from agent.steps.grounding import stem
 GUESS_TOKENS = 30
 GUESSED_NAMES = 6  # of the reply's names at most; the prompt asks for four, a small model runs on
 GUESS_FEATURES = ("guess_named", "guess_letter_named", "guess_overlap")
-_NAME = re.compile(r"(?<![\w-])-{1,2}[A-Za-z][\w-]*")  # "-k", "--keep", as units.option_words reads them
 
 
 def guess_option_names(question: str, context: Context) -> list[str]:
@@ -30,6 +29,11 @@ def guess_option_names(question: str, context: Context) -> list[str]:
     GUESSED_NAMES, without repeats; empty when the model did not answer."""
     reply = generate_text(context, "guess_option_names", max_tokens=GUESS_TOKENS, question=question)
     return parse_names(reply or "")
+
+
+def guessed_names(state: dict) -> tuple[str, ...]:
+    """The guess a graph's state holds (`option_names`), as the rankers take it; empty where none was made."""
+    return tuple(state.get("option_names") or ())
 
 
 def parse_names(reply: str) -> list[str]:
@@ -51,9 +55,7 @@ def guess_features(unit: str, names: list[str]) -> tuple[float, float, float]:
     "--keep-headers" 0.5)."""
     if not names:
         return 0.0, 0.0, 0.0
-    head = unit.split(" — ")[0] if " — " in unit else unit[:OPTION_HEAD]
-    own = {found.lower() for found in _NAME.findall(head.replace("`", ""))}
-    named = {name.lower() for name in names if name.startswith("-")} & own
+    named = {name.lower() for name in names if name.startswith("-")} & option_names(unit)
     exact = float(any(len(name) > 2 for name in named))
     letter = float(any(len(name) <= 2 for name in named))
     words = option_words(unit)

@@ -255,11 +255,21 @@ _FLAG = re.compile(r"(?<![\w-])-{1,2}([A-Za-z][\w-]*)")
 OPTION_HEAD = 60  # characters of a unit without " — " that may hold its option names
 
 
+def option_head(unit: str) -> str:
+    """The part of a unit that may hold its option names: before " — ", else its first
+    OPTION_HEAD characters, without code marks."""
+    return (unit.split(" — ")[0] if " — " in unit else unit[:OPTION_HEAD]).replace("`", "")
+
+
+def option_names(unit: str) -> set[str]:
+    """The option names a unit opens with, dashes kept, lower case ("-k", "--keep")."""
+    return {found.group(0).lower() for found in _FLAG.finditer(option_head(unit))}
+
+
 def option_words(unit: str) -> set[str]:
     """The words of the option names a unit opens with ("--no-name" -> {"name"}), stemmed; words
     of two letters or fewer say nothing ("-k")."""
-    head = unit.split(" — ")[0] if " — " in unit else unit[:OPTION_HEAD]
-    return {stem(word.lower()) for name in _FLAG.findall(head.replace("`", ""))
+    return {stem(word.lower()) for name in _FLAG.findall(option_head(unit))
             for word in re.split(r"[-_]", name) if len(word) > 2}
 
 

@@ -12,7 +12,8 @@ from langgraph.runtime import Runtime
 
 from agent.assembly.checks import model_sentences
 from agent.assembly.compose import compose
-from agent.assembly.nodes import announce, readings_for, stream_checks, with_reading_interpretations
+from agent.assembly.draft import stream_checks
+from agent.assembly.nodes import announce, readings_for, with_reading_interpretations
 from agent.context import Context
 from agent.retrieval.retriever import get_retriever
 from agent.steps.interpretations import NOT_IN_DOCUMENTS
