@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
             row = {"ambiguous": question["ambiguous"], **score(question, result), **cost(result, time.time() - started)}
             out.write(json.dumps({"question": question["question"], "id": question.get("id"), "method": args.method,
                                   "seconds": row["seconds"], "answer": result["answer"], "sources": sources(result),
-                                  "score": row, "result": {k: result[k] for k in ("answer", "passages", "cited", "route")}},
+                                  "score": row, "result": {k: result[k] for k in ("answer", "passages", "cited", "route", "decision")}},
                                  ensure_ascii=False) + "\n")
             out.flush()
             rows.append(row)

@@ -49,7 +49,7 @@ from agent.assembly.draft import check_sentences, draft_answer
 from agent.assembly.nodes import compose_answer, select_readings
 from agent.assembly import option_guess
 from agent.documents.citation import location
-from agent.assembly.product_lines import write_product_lines
+from agent.assembly.product_lines import unread_products, write_product_lines
 from agent.steps.ambiguity_signals import DEFAULT_THRESHOLDS, GateThresholds, is_ambiguous
 from agent.usage import emit, tracked
 from graphs.compose import subgraph_node
@@ -255,7 +255,11 @@ def route_after_select_readings(
     judged_only = context.judges_instead_of_drafting and state.get("ambiguous") is not False
     if context.budget == "instant" or judged_only:
         return "compose_answer"
-    return "write_product_lines" if len(state.get("products") or []) >= 2 else "synthesize_answer"
+    products = state.get("products") or []
+    if len(products) < 2:
+        return "synthesize_answer"
+    passages = [*(state.get("detection_passages") or []), *(state.get("passages") or [])]
+    return "write_product_lines" if unread_products(products, state.get("readings") or [], passages) else "compose_answer"
 
 
 builder = StateGraph(AutoState, context_schema=AutoContext, input_schema=InputState, output_schema=OutputState)

@@ -341,3 +341,29 @@ def test_a_shell_session_gives_its_commands_not_their_output():
                                             "$ pytest --no-header -vv\n$ pytest -q\n```")]
     plain = "Install it with:\npip install black\nblack ."
     assert code_units(plain) == [("code", "Install it with:\n```\npip install black\nblack .\n```")]
+
+
+@pytest.mark.parametrize("lead, product", [
+    ("To stop the testing process after the first (N) failures:", ""),  # a parenthesis after a space is prose
+    ("You can also reuse the virtualenv unless --reuse-venv=never:", ""),  # so is an option's value
+    ("On GNU and *BSD, find(1) and xargs(1) can be used to parallelize compression of many files:", ""),
+    ("nodemon wraps your application, so you can pass all the arguments to your app:", "nodemon"),
+    ("The merge command writes one file. So if you needed a single file, you could do:", ""),
+])
+def test_a_prose_lead_in_leads_its_code_block(lead, product):
+    from agent.assembly.units import code_units
+
+    assert code_units(f"{lead}\ntool --flag file", product) == [("code", f"{lead}\n```\ntool --flag file\n```")]
+
+
+@pytest.mark.parametrize("lead, product", [
+    ("def process(items: list[str]) -> None:", ""),  # code: a call, brackets, an arrow
+    ("msvc_deps_prefix = Note: including file:", ""),  # an assignment
+    ("scans the source files, and writes foobar.dd with content such as:", ""),  # a sentence cut off before it
+    ("nodemon wraps your application, so you can pass all the arguments to your app:", "c8"),  # not its product
+    ("Memory usage:", ""),  # a label too short to say what the block does
+])
+def test_a_line_that_is_no_prose_lead_in_makes_no_unit(lead, product):
+    from agent.assembly.units import code_units
+
+    assert code_units(f"{lead}\ntool --flag file", product) == []

@@ -43,6 +43,15 @@ def test_markdown_is_cut_by_sections_with_code_lists_and_tables_whole(tmp_path):
     assert [p["id"] for p in passages] == [f"guide.md#{n}" for n in range(len(passages))]
 
 
+def test_a_label_before_a_code_block_leads_into_it_and_a_sentence_does_not(tmp_path):
+    path = tmp_path / "usage.md"
+    path.write_text("# Usage\n\nRun tests by marker expressions\n\n```\npytest -m slow\n```\n\n"
+                    "This runs the tests marked slow.\n\n```\npytest -m fast\n```\n")
+    code = by_kind(passages_of(path), "code")
+    # the label is the example's lead-in, with the ':' that says so; a sentence that ends is no label
+    assert [p["text"] for p in code] == ["Run tests by marker expressions:\npytest -m slow", "pytest -m fast"]
+
+
 def test_token_windows_stay_inside_their_section(tmp_path):
     first, second = " ".join(f"alpha{i}." for i in range(90)), " ".join(f"beta{i}." for i in range(90))
     path = tmp_path / "long.md"

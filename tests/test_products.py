@@ -143,13 +143,41 @@ def product_lines(messages) -> str:
     return json.dumps({"lines": lines})
 
 
-def test_the_fast_budget_writes_a_line_per_product_and_keeps_those_their_passage_holds(scripted, manuals_index):
+def test_the_fast_budget_writes_no_line_for_a_product_its_reading_answers(scripted, manuals_index):
     scripted.rules.extend([(LINES_MARKER, product_lines), (GUESS_MARKER, "Names: install, --install, setup")])
     result = api.ask("How do I install it?", "auto", context(manuals_index))
     assert result["route"] == ["retrieve_for_gate", "guess_option_names", "assess_ambiguity", "select_readings",
+                               "compose_answer"]  # each product the gate passes has its reading: nothing left to write
+    assert result["usage"]["llm_calls"] == 1 and not [c for c in scripted.calls if LINES_MARKER in c["text"]]
+    products = result["decision"]["auto"]["signals"]["products"]
+    readings = result["decision"]["auto"]["assembly"]["readings"]
+    assert len(products) >= 2 and sorted(r["sense"] for r in readings) == sorted(products)
+    assert all(COMMANDS[name] in result["answer"] for name in products)
+
+
+def test_only_products_without_a_reading_are_left_to_the_line_writer():
+    from agent.assembly.product_lines import unread_products
+
+    passages = [{"id": "quillpad/README.md#1", "product": "Quillpad"}, {"id": "lumenctl/README.md#1", "product": "Lumenctl"}]
+    readings = [{"citations": ["quillpad/README.md#1"]}]
+    assert unread_products(["Quillpad", "Lumenctl", "Fernsync"], readings, passages) == ["Lumenctl", "Fernsync"]
+    assert unread_products(["Quillpad"], readings, passages) == []
+
+
+def test_the_fast_budget_writes_a_line_per_unread_product_and_keeps_those_their_passage_holds(
+        scripted, manuals_index, monkeypatch):
+    import graphs.auto
+    from agent.assembly import product_lines as lines_module
+
+    def unread(products, readings, passages):  # as if no product's reading stood
+        return list(products)
+    monkeypatch.setattr(graphs.auto, "unread_products", unread)
+    monkeypatch.setattr(lines_module, "unread_products", unread)
+    scripted.rules.append((LINES_MARKER, product_lines))
+    result = api.ask("How do I install it?", "auto", context(manuals_index, guess_options=False))
+    assert result["route"] == ["retrieve_for_gate", "assess_ambiguity", "select_readings",
                                "write_product_lines", "compose_answer"]
-    assert result["decision"]["auto"]["option_names"] == ["install", "--install", "setup"]
-    assert result["usage"]["llm_calls"] == 2 and not [c for c in scripted.calls if SYNTHESIS_MARKER in c["text"]]
+    assert result["usage"]["llm_calls"] == 1 and not [c for c in scripted.calls if SYNTHESIS_MARKER in c["text"]]
     (prompt,) = [c["text"] for c in scripted.calls if LINES_MARKER in c["text"]]
     assert all(f"{name}:\n[" in prompt for name in COMMANDS)  # each product's passages under its name
     dropped = result["decision"]["auto"]["assembly"]["dropped"]

@@ -49,6 +49,17 @@ def product_passages(pool: list[dict], products: list[str]) -> dict[str, list[di
     return {name: passages for name, passages in found.items() if passages}
 
 
+def unread_products(products: list[str], readings: list[dict], passages: list[dict]) -> list[str]:
+    """The products no reading answers for yet. A reading's unit is the ranker's choice among all of
+    its product's documents; a line for the same product is written from the pool's best passages,
+    which seldom hold that unit, and mostly describes or restates (on the tune questions the second
+    sentence for a product was the imprecise one)."""
+    by_id = {p["id"]: p for p in passages}
+    read = {product_key(by_id[c].get("product") or "") for r in readings for c in r.get("citations") or []
+            if c in by_id}
+    return [name for name in products if product_key(name) not in read]
+
+
 def products_block(groups: dict[str, list[dict]], numbered: list[dict]) -> str:
     """Each product's name, then its passages numbered as the answer numbers them, as data."""
     number = {p["id"]: n for n, p in enumerate(numbered, 1)}
@@ -91,12 +102,14 @@ def checked_lines(lines: list[ProductLine], groups: dict[str, list[dict]], numbe
 
 @tracked
 def write_product_lines(state: dict, runtime: Runtime[Context]) -> dict:
-    """One call writes a line per product that answers, from its passages; the lines that
-    stand are the answer's prose (`prose`), beside the readings already on screen."""
+    """One call writes a line per product that answers and has no reading yet, from its passages;
+    the lines that stand are the answer's prose (`prose`), beside the readings already on screen."""
     context = runtime.context
     question = state["question"]
     pool = state.get("detection_passages") or state.get("passages") or []
-    groups = product_passages(pool, state.get("products") or [])
+    unread = unread_products(state.get("products") or [], state.get("readings") or [],
+                             [*pool, *(state.get("passages") or [])])
+    groups = product_passages(pool, unread)
     numbered = list(state.get("passages") or [])
     numbered += [p for group in groups.values() for p in group if p["id"] not in {q["id"] for q in numbered}]
     reply = generate_structured(context, ProductLines, "write_product_lines",

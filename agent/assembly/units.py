@@ -26,8 +26,12 @@ MIN_ANSWER_SENTENCE = 20  # characters: shorter ones are mostly headings (see ag
 ENDS = ('.', '!', '?', '"', "'", ")")  # a line ending otherwise ends no sentence
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _CODE_BLOCK = re.compile(r"\n```[^\n]*\n.*\n```$", re.S)
-# a lead-in reads as prose: it opens with a capital and holds no code punctuation
-_PROSE_LEAD = re.compile(r"^[A-Z][^(){}\[\]=;$<>]*:$")
+# a lead-in reads as prose ending in ":": it opens with a capital (or the name of the product it is
+# about: "nodemon wraps your application, so ...:") and holds no code: no brackets, braces or
+# statement marks, no call "f(x)" (a man page's "find(1)" is prose) and no assignment " = ".
+# A parenthesis after a space is prose ("the first (N) failures:"), so is an option's "=" ("--reuse-venv=never")
+_PROSE_LEAD = re.compile(r"^\S[^{}\[\];<>]*:$")
+_CODE_IN_LEAD = re.compile(r"\w\((?!\d\w?\))| = |->|^\$")
 # a cell naming a flag, a setting or an identifier: shown as code
 _CODE_CELL = re.compile(r"^(?:-{1,2}(?:\[[\w-]+\])?[\w-]+#?|-#|[\w.-]*[_./=$@<>\[\]{}][\w.-]*|[a-z][\w-]*|[A-Z][A-Z0-9_]+)(?:[, =]+\S+)*$")
 _OPTION = re.compile(r"^`[^`]+` — ")  # an option's row or item, as `option` writes it
@@ -61,7 +65,7 @@ def passage_units(passage: dict) -> list[tuple[str, str]]:
     if not kind:
         return [("sentence", s) for s in prose_sentences(text)]
     if kind == "code":
-        return code_units(text)
+        return code_units(text, passage.get("product") or "")
     if kind == "table":
         return table_units(text)
     units: list[tuple[str, str]] = []
@@ -129,13 +133,26 @@ def with_option_names(found: list[str]) -> list[str]:
 LEAD_WORDS = 3  # "Install it with:"; a shorter lead-in is a label ("Example:", "Pipe example:")
 
 
-def code_units(text: str) -> list[tuple[str, str]]:
+def code_units(text: str, product: str = "") -> list[tuple[str, str]]:
     """The code block with its lead-in as one unit; a block no sentence leads into is none
-    (nothing says what it does), nor one under a label."""
+    (nothing says what it does), nor one under a label. A lead-in of several sentences stays
+    whole: the first often names what the block does ("The nyc merge command is for producing one
+    raw coverage output file ... So if you had the above setup ..., you could do:")."""
     lead, _, code = text.partition("\n")
-    if not code.strip() or not _PROSE_LEAD.match(lead.strip()) or len(lead.split()) < LEAD_WORDS:
+    lead = lead.strip()
+    if not code.strip() or not is_lead_in(lead, product):
         return []
-    return [("code", f"{lead.strip()}\n{FENCE}\n{commands_of(code.strip(chr(10)))}\n{FENCE}")]
+    return [("code", f"{lead}\n{FENCE}\n{commands_of(code.strip(chr(10)))}\n{FENCE}")]
+
+
+def is_lead_in(lead: str, product: str = "") -> bool:
+    """Whether a line reads as prose leading into a block: it ends in ":", says it in LEAD_WORDS
+    words or more, holds no code, and opens with a capital or with the product's name (a lower-case
+    start is otherwise a piece of a sentence cut off before it)."""
+    first = lead.split(" ", 1)[0].rstrip(",").lower()
+    opens = lead[:1].isupper() or bool(product) and first == product.lower()
+    return (opens and bool(_PROSE_LEAD.match(lead)) and not _CODE_IN_LEAD.search(lead)
+            and len(lead.split()) >= LEAD_WORDS)
 
 
 _PROMPT = re.compile(r"^\s*\$ \S")  # a shell session's command line ("$ pytest -vv")

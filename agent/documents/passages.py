@@ -37,16 +37,35 @@ def cut(structure: Structure, chunk_tokens: int, overlap_tokens: int) -> list[Pi
 
 
 def _with_lead_ins(blocks: list[Block]) -> list[tuple[str, Block]]:
-    """(lead-in, block) pairs: a paragraph ending in ':' joins the list, code or table after it."""
+    """(lead-in, block) pairs: a paragraph ending in ':' joins the list, code or table after it,
+    and so does a label before a code block (`_lead_in`)."""
     paired: list[tuple[str, Block]] = []
     for block in blocks:
         previous = paired[-1][1] if paired else None
-        if (block.kind in LINE_BLOCKS and previous is not None and previous.kind == "text"
-                and not paired[-1][0] and previous.text.rstrip().endswith(":")):
-            paired[-1] = (previous.text, block)
+        lead = _lead_in(previous, block) if previous is not None and not paired[-1][0] else ""
+        if lead:
+            paired[-1] = (lead, block)
         else:
             paired.append(("", block))
     return paired
+
+
+LABEL_WORDS = 12  # a label says what the example after it does in a few words ("Run tests by marker expressions")
+
+
+def _lead_in(previous: Block, block: Block) -> str:
+    """The lead-in `previous` is to `block`, or "": a paragraph ending in ':' before a list, code
+    block or table; a label before a code block, a line of a few words that opens with a capital
+    and ends no sentence (manuals title their examples so: "Run tests by marker expressions", then
+    `pytest -m slow`), given the ':' that says it leads in."""
+    if block.kind not in LINE_BLOCKS or previous.kind != "text":
+        return ""
+    text = previous.text.rstrip()
+    if text.endswith(":"):
+        return previous.text
+    is_label = ("\n" not in text and text[:1].isupper() and len(text.split()) <= LABEL_WORDS
+                and not text.endswith((".", "!", "?", ";", ",", ")", '"', "'")))
+    return f"{text}:" if block.kind == "code" and is_label else ""
 
 
 def _cut_section(section: Section, chunk_tokens: int, overlap_tokens: int) -> list[Piece]:
