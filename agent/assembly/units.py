@@ -31,7 +31,7 @@ _CODE_BLOCK = re.compile(r"\n```[^\n]*\n.*\n```$", re.S)
 # statement marks, no call "f(x)" (a man page's "find(1)" is prose) and no assignment " = ".
 # A parenthesis after a space is prose ("the first (N) failures:"), so is an option's "=" ("--reuse-venv=never")
 _PROSE_LEAD = re.compile(r"^\S[^{}\[\];<>]*:$")
-_CODE_IN_LEAD = re.compile(r"\w\((?!\d\w?\))| = |->|^\$")
+_CODE_IN_LEAD = re.compile(r"\w\((?!\d\w?\))| = |->")
 # a cell naming a flag, a setting or an identifier: shown as code
 _CODE_CELL = re.compile(r"^(?:-{1,2}(?:\[[\w-]+\])?[\w-]+#?|-#|[\w.-]*[_./=$@<>\[\]{}][\w.-]*|[a-z][\w-]*|[A-Z][A-Z0-9_]+)(?:[, =]+\S+)*$")
 _OPTION = re.compile(r"^`[^`]+` — ")  # an option's row or item, as `option` writes it
