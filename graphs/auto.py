@@ -24,8 +24,9 @@ that answer make it ambiguous: agent/assembly/products.py) ->
     budget "fast", "thorough": synthesize_answer (one call over the top k, vanilla's prompt) ->
                        check_sentences (the draft's sentences that stand) -> compose_answer
     budget "fast", "thorough" where two or more products answer (passages read from files):
-                       write_product_lines (one call: a line per product from its own passages,
-                       each kept when its product's cited passage holds it) -> compose_answer
+                       write_product_lines (one call: a line for each product without a reading,
+                       from its own passages, each kept when its product's cited passage holds it;
+                       no call when every product has its reading) -> compose_answer
 `decision` = {ambiguous, branch, interpretations_source, abstained, auto: {signals, fired, thresholds,
 method}, assembly: {readings, dropped}} (+ `diva: {...}` when DIVA answered); the stream carries an
 `auto_decision` event as soon as the gate has decided.
@@ -47,9 +48,8 @@ from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.assembly.gate import GATE_POOL, gate_signals, load_gate
 from agent.assembly.draft import check_sentences, draft_answer
 from agent.assembly.nodes import compose_answer, select_readings
-from agent.assembly import option_guess
+from agent.assembly import option_guess, product_lines
 from agent.documents.citation import location
-from agent.assembly.product_lines import unread_products, write_product_lines
 from agent.steps.ambiguity_signals import DEFAULT_THRESHOLDS, GateThresholds, is_ambiguous
 from agent.usage import emit, tracked
 from graphs.compose import subgraph_node
@@ -255,11 +255,9 @@ def route_after_select_readings(
     judged_only = context.judges_instead_of_drafting and state.get("ambiguous") is not False
     if context.budget == "instant" or judged_only:
         return "compose_answer"
-    products = state.get("products") or []
-    if len(products) < 2:
+    if len(state.get("products") or []) < 2:
         return "synthesize_answer"
-    passages = [*(state.get("detection_passages") or []), *(state.get("passages") or [])]
-    return "write_product_lines" if unread_products(products, state.get("readings") or [], passages) else "compose_answer"
+    return "write_product_lines" if product_lines.unread_products(state) else "compose_answer"
 
 
 builder = StateGraph(AutoState, context_schema=AutoContext, input_schema=InputState, output_schema=OutputState)
@@ -270,7 +268,7 @@ builder.add_node("assess_ambiguity", assess_ambiguity)
 builder.add_node("select_readings", select_readings_for_budget)
 builder.add_node("synthesize_answer", draft_answer)
 builder.add_node("check_sentences", check_sentences)
-builder.add_node("write_product_lines", write_product_lines)
+builder.add_node("write_product_lines", product_lines.write_product_lines)
 builder.add_node("compose_answer", compose_answer)
 builder.add_node("diva", subgraph_node("diva"))
 builder.add_edge(START, "retrieve_for_gate")

@@ -158,20 +158,18 @@ def test_the_fast_budget_writes_no_line_for_a_product_its_reading_answers(script
 def test_only_products_without_a_reading_are_left_to_the_line_writer():
     from agent.assembly.product_lines import unread_products
 
-    passages = [{"id": "quillpad/README.md#1", "product": "Quillpad"}, {"id": "lumenctl/README.md#1", "product": "Lumenctl"}]
-    readings = [{"citations": ["quillpad/README.md#1"]}]
-    assert unread_products(["Quillpad", "Lumenctl", "Fernsync"], readings, passages) == ["Lumenctl", "Fernsync"]
-    assert unread_products(["Quillpad"], readings, passages) == []
+    readings = [{"sense": "Quillpad", "citations": ["quillpad/README.md#1"]}]
+    assert unread_products({"products": ["Quillpad", "Lumenctl", "Fernsync"], "readings": readings}) == ["Lumenctl",
+                                                                                                      "Fernsync"]
+    assert unread_products({"products": ["Quillpad"], "readings": readings}) == []
 
 
 def test_the_fast_budget_writes_a_line_per_unread_product_and_keeps_those_their_passage_holds(
         scripted, manuals_index, monkeypatch):
-    import graphs.auto
     from agent.assembly import product_lines as lines_module
 
-    def unread(products, readings, passages):  # as if no product's reading stood
-        return list(products)
-    monkeypatch.setattr(graphs.auto, "unread_products", unread)
+    def unread(state):  # as if no product's reading stood
+        return list(state.get("products") or [])
     monkeypatch.setattr(lines_module, "unread_products", unread)
     scripted.rules.append((LINES_MARKER, product_lines))
     result = api.ask("How do I install it?", "auto", context(manuals_index, guess_options=False))

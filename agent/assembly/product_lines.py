@@ -49,15 +49,14 @@ def product_passages(pool: list[dict], products: list[str]) -> dict[str, list[di
     return {name: passages for name, passages in found.items() if passages}
 
 
-def unread_products(products: list[str], readings: list[dict], passages: list[dict]) -> list[str]:
-    """The products no reading answers for yet. A reading's unit is the ranker's choice among all of
+def unread_products(state: dict) -> list[str]:
+    """The products the gate passes (`products`) that no reading answers for yet; a reading's
+    sense is its product (compose.sense_name). A reading's unit is the ranker's choice among all of
     its product's documents; a line for the same product is written from the pool's best passages,
     which seldom hold that unit, and mostly describes or restates (on the tune questions the second
     sentence for a product was the imprecise one)."""
-    by_id = {p["id"]: p for p in passages}
-    read = {product_key(by_id[c].get("product") or "") for r in readings for c in r.get("citations") or []
-            if c in by_id}
-    return [name for name in products if product_key(name) not in read]
+    read = {product_key(reading.get("sense") or "") for reading in state.get("readings") or []}
+    return [name for name in state.get("products") or [] if product_key(name) not in read]
 
 
 def products_block(groups: dict[str, list[dict]], numbered: list[dict]) -> str:
@@ -107,9 +106,7 @@ def write_product_lines(state: dict, runtime: Runtime[Context]) -> dict:
     context = runtime.context
     question = state["question"]
     pool = state.get("detection_passages") or state.get("passages") or []
-    unread = unread_products(state.get("products") or [], state.get("readings") or [],
-                             [*pool, *(state.get("passages") or [])])
-    groups = product_passages(pool, unread)
+    groups = product_passages(pool, unread_products(state))
     numbered = list(state.get("passages") or [])
     numbered += [p for group in groups.values() for p in group if p["id"] not in {q["id"] for q in numbered}]
     reply = generate_structured(context, ProductLines, "write_product_lines",
