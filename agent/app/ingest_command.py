@@ -96,7 +96,8 @@ def cmd_ingest(args) -> int:
 
 def _embed_units(args, paths: list[str]) -> int:
     """Embed the answer units of the documents read from `paths` (an embedded index keeps their
-    vectors beside it), so the first question over them is as quick as the next."""
+    vectors beside it, a PostgreSQL one in its database), so the first question over them is as
+    quick as the next."""
     from agent.assembly.manual_units import embed_units_under
 
     return embed_units_under(index_context(args), paths)

@@ -188,7 +188,7 @@ def document_units(passages: list[dict], context: Context) -> tuple[list[Candida
 
 def embed_units_under(context: Context, paths: list[str]) -> int:
     """`embed_document_units` for the documents read from `paths` (files or folders), where the
-    index keeps vectors beside it (an embedded one); 0 otherwise. Run after an ingest."""
+    index keeps their vectors (agent/retrieval/vector_cache.py); 0 otherwise. Run after an ingest."""
     retriever = get_retriever(context)
     if getattr(retriever, "vector_cache", None) is None:
         return 0

@@ -18,7 +18,7 @@ from agent.retrieval.embeddings import get_embedder
 from agent.errors import IndexMissingError, InputError
 from agent.retrieval.corpus import content_id
 from agent.retrieval.index import IndexStore
-from agent.retrieval.vector_cache import VectorCache
+from agent.retrieval.vector_cache import PgVectorCache, VectorCache
 from agent.usage import record
 
 Mode = Literal["dense", "sparse", "hybrid"]
@@ -36,6 +36,17 @@ def reciprocal_rank_fusion(rankings: list[list[str]], k: int = RRF_K) -> list[tu
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
+def vector_cache(store: IndexStore) -> VectorCache | PgVectorCache | None:
+    """Where the units' vectors are kept for the next process: beside an embedded index, in a
+    PostgreSQL index's database; None for a store that keeps neither (tests' stand-ins)."""
+    backend = getattr(store, "backend", None)
+    if backend == "embedded":
+        return VectorCache(store.path, store.embedder_name)
+    if backend == "postgresql":
+        return PgVectorCache(store, store.embedder_name)
+    return None
+
+
 class Retriever:
     """Search one index. Thread-safe. Each call answers from one SQLite snapshot: a hit from
     the vector store or the BM25 matrix is kept only when the content hash it was indexed
@@ -51,9 +62,7 @@ class Retriever:
         self._lock = threading.Lock()
         self.vector_memo: dict[tuple[str, str], np.ndarray] = {}  # (id, content hash) -> stored vector: see passage_vectors
         self.sentence_memo: dict[str, np.ndarray] = {}  # text -> vector: see sentence_vectors
-        # on disk beside an embedded index (a PostgreSQL one has no directory of its own)
-        self.vector_cache = (VectorCache(store.path, store.embedder_name)
-                             if getattr(store, "backend", None) == "embedded" else None)
+        self.vector_cache = vector_cache(store)
 
     def _maintain(self) -> tuple[bool, int]:
         """Bring a store that is behind the passage table up to date before answering, unless

@@ -8,6 +8,10 @@ embedding the units of the documents it touched. So those vectors are also writt
 `sentence-vectors.sqlite` in the index directory, keyed by the encoder and the text (a text's
 vector never changes), and read back by the next process. A cache that cannot be opened or
 written (a read-only index, a full disk) is left alone: the vectors are embedded as before.
+
+A PostgreSQL index has no directory of its own, and its users (`disambig serve` workers, `disambig
+ask --database-url`) start processes as often: there the vectors are kept in the index's own
+database, in `disambig_sentence_vectors` (`PgVectorCache`), under the same keys.
 """
 
 from __future__ import annotations
@@ -24,6 +28,11 @@ from agent.retrieval.storage import chunks
 FILE_NAME = "sentence-vectors.sqlite"
 
 
+def cache_key(embedder: str, text: str) -> str:
+    """A text's key: its vector depends on the encoder and the text alone."""
+    return hashlib.sha1(f"{embedder}\0{text}".encode()).hexdigest()
+
+
 class VectorCache:
     """The vectors of texts embedded by one encoder, on disk in one index directory."""
 
@@ -34,7 +43,7 @@ class VectorCache:
         self.usable = True
 
     def key(self, text: str) -> str:
-        return hashlib.sha1(f"{self.embedder}\0{text}".encode()).hexdigest()
+        return cache_key(self.embedder, text)
 
     def _db(self) -> sqlite3.Connection:
         connection = getattr(self._local, "db", None)
@@ -69,4 +78,55 @@ class VectorCache:
         try:
             self._db().executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", rows)
         except sqlite3.Error:
+            self.usable = False
+
+
+PG_TABLE = "disambig_sentence_vectors"
+
+
+class PgVectorCache:
+    """`VectorCache` in a PostgreSQL index's database: the table is made by the first write (an
+    index made before it existed gets it then); a table that cannot be read or made (a read-only
+    user, a server gone) leaves the cache unused, and the vectors are embedded as before."""
+
+    def __init__(self, store, embedder: str):
+        self.store = store
+        self.embedder = embedder
+        self.usable = True
+        self._made = False
+
+    def get(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """{text: its vector} for the texts the cache holds."""
+        import psycopg
+
+        if not self.usable or not texts:
+            return {}
+        by_key = {cache_key(self.embedder, text): text for text in texts}
+        try:
+            with self.store.connections.primary().transaction() as tx:
+                rows = tx.connection.execute(f"SELECT key, vector FROM {PG_TABLE} WHERE key = ANY(%s)",
+                                             (list(by_key),)).fetchall()
+        except psycopg.errors.UndefinedTable:
+            return {}  # nothing kept yet: the first write makes the table
+        except psycopg.Error:
+            self.usable = False
+            return {}
+        return {by_key[key]: np.frombuffer(bytes(blob), dtype=np.float32) for key, blob in rows}
+
+    def put(self, vectors: dict[str, np.ndarray]) -> None:
+        """Keep the vectors (a failure leaves the table as it was and stops using it)."""
+        import psycopg
+
+        if not self.usable or not vectors:
+            return
+        rows = [(cache_key(self.embedder, text), np.asarray(vector, dtype=np.float32).tobytes())
+                for text, vector in vectors.items()]
+        try:
+            with self.store.connections.primary().transaction() as tx:
+                cursor = tx.connection.cursor()
+                if not self._made:
+                    cursor.execute(f"CREATE TABLE IF NOT EXISTS {PG_TABLE} (key text PRIMARY KEY, vector bytea NOT NULL)")
+                cursor.executemany(f"INSERT INTO {PG_TABLE} VALUES (%s, %s) ON CONFLICT (key) DO NOTHING", rows)
+            self._made = True
+        except psycopg.Error:
             self.usable = False
