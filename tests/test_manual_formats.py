@@ -151,6 +151,25 @@ def test_list_csv_and_grid_tables_give_one_row_unit_each():
                      "| ``--fast`` | Pack quickly |\n|            | and loosely. |\n+------------+--------------+\n", "t")
     assert [block.text for section in grid.sections for block in section.blocks] == [
         "Option | Meaning\n--fast | Pack quickly and loosely."]
+    spanning = rst.parse(  # docutils' own example: cells spanning columns and rows
+        "+------------------------+------------+----------+----------+\n"
+        "| Header row, column 1   | Header 2   | Header 3 | Header 4 |\n"
+        "| (header rows optional) |            |          |          |\n"
+        "+========================+============+==========+==========+\n"
+        "| body row 1, column 1   | column 2   | column 3 | column 4 |\n"
+        "+------------------------+------------+----------+----------+\n"
+        "| body row 2             | Cells may span columns.          |\n"
+        "+------------------------+------------+---------------------+\n"
+        "| body row 3             | Cells may  | - Table cells       |\n"
+        "+------------------------+ span rows. | - contain           |\n"
+        "| body row 4             |            | - body elements.    |\n"
+        "+------------------------+------------+---------------------+\n", "t")
+    assert [block.text for section in spanning.sections for block in section.blocks] == [
+        "Header row, column 1 (header rows optional) | Header 2 | Header 3 | Header 4\n"
+        "body row 1, column 1 | column 2 | column 3 | column 4\n"
+        "body row 2 | Cells may span columns.\n"
+        "body row 3 | Cells may span rows. | - Table cells - contain - body elements.\n"
+        "body row 4"]  # a rule under some columns ends their cells only; no rule is read as text
     headless = rst.parse(".. list-table::\n\n   * - ``--quiet``\n     - Print nothing.\n", "t")
     [table] = [block.text for section in headless.sections for block in section.blocks]
     assert [text for _, text in passage_units({"id": "t", "title": "T", "kind": "table", "text": table})] == [

@@ -256,22 +256,56 @@ class _Reader:
         return index
 
     def _grid_table(self, lines: list[str], index: int) -> int:
-        """A grid table ("+----+----+" rules, "| cell | cell |" lines): a row's lines between two
-        rules joined cell by cell, the header first. A cell spanning columns is read as its lines say."""
-        rows: list[list[str]] = []
-        current: list[str] = []
-        while index < len(lines) and lines[index].strip()[:1] in ("+", "|"):
-            line = lines[index].strip()
-            if _GRID_RULE.match(line):
-                if any(current):
-                    rows.append(current)
-                current = []
-            else:
-                cells = [cell.strip() for cell in line.strip("|").split("|")]
-                current = [f"{a} {b}".strip() for a, b in zip(current, cells)] if current else cells
-            index += 1
-        self._table(rows)
-        return index
+        """A grid table ("+----+----+" rules, "| cell | cell |" lines): its rows as `grid_rows`
+        reads them, the header first."""
+        indent = len(lines[index]) - len(lines[index].lstrip())
+        end = index
+        while end < len(lines) and lines[end].strip()[:1] in ("+", "|"):
+            end += 1
+        self._table(grid_rows([line[indent:].rstrip() for line in lines[index:end]]))
+        return end
+
+
+def grid_rows(table: list[str]) -> list[list[str]]:
+    """The rows of a grid table's lines (its top rule first), each a list of cell texts: a cell's
+    lines joined, a cell spanning columns read once, and one spanning rows (closed by a rule under
+    some columns only) given to the row it starts in, as it reads. The columns are where the top
+    rule has its "+"."""
+    bounds = [i for i, char in enumerate(table[0]) if char == "+"]
+    columns = list(zip(bounds, bounds[1:]))
+    rows: list[dict[int, str]] = []
+    row_of = [0] * len(columns)  # the row the next cell opening in each column belongs to
+    open_cells: dict[int, tuple[int, int, list[str]]] = {}  # first column -> (last column, row, lines)
+
+    def close(first: int) -> None:
+        last, row, text = open_cells.pop(first)
+        while len(rows) <= row:
+            rows.append({})
+        rows[row][first] = " ".join(part for part in text if part)
+        for column in range(first, last + 1):
+            row_of[column] = row + 1
+
+    for line in table[1:]:
+        line = line.ljust(bounds[-1] + 1)
+        column = 0
+        while column < len(columns):
+            start, end = columns[column]
+            if re.fullmatch(r"[-=]+", line[start + 1:end]) and line[start] in "+-=":  # a rule under this column
+                for first in [first for first, (last, _, _) in open_cells.items() if first <= column <= last]:
+                    close(first)
+                column += 1
+                continue
+            last = column  # a cell runs on until a "|" (or "+") stands on a column's right edge
+            while last + 1 < len(columns) and line[columns[last][1]] not in "|+":
+                last += 1
+            text = line[start + 1:columns[last][1]].strip()
+            if column not in open_cells:
+                open_cells[column] = (last, max(row_of[column:last + 1]), [])
+            open_cells[column][2].append(text)
+            column = last + 1
+    for first in list(open_cells):
+        close(first)
+    return [[row[column] for column in sorted(row)] for row in rows if any(row.values())]
 
 
 def _item(lines: list[str], index: int) -> tuple[str, list[str], int]:
