@@ -176,6 +176,20 @@ def test_list_csv_and_grid_tables_give_one_row_unit_each():
         "`--quiet` — Print nothing."]  # no header row: the first row is a row
 
 
+def test_a_csv_table_reads_its_file_beside_the_document_and_nothing_outside_its_folder(tmp_path):
+    docs = tmp_path / "packit" / "docs"
+    (docs / "tables").mkdir(parents=True)
+    (docs / "tables" / "options.csv").write_text("--fast, Pack quickly\n--keep, Keep inputs\n")
+    (tmp_path / "secret.csv").write_text("token, s3cr3t\n")
+    (docs / "usage.rst").write_text(
+        "Usage\n=====\n\n.. csv-table:: Options\n   :header: \"Option\", \"Meaning\"\n   :file: tables/options.csv\n\n"
+        ".. csv-table:: Elsewhere\n   :file: ../../secret.csv\n\n.. csv-table:: Missing\n   :file: tables/none.csv\n")
+    tables = [block.text for section in rst.read(docs / "usage.rst").sections for block in section.blocks
+              if block.kind == "table"]
+    assert tables == ["Option | Meaning\n--fast | Pack quickly\n--keep | Keep inputs"]  # the other two give no rows
+    assert not any("s3cr3t" in text for text in tables)
+
+
 def test_the_fields_a_document_opens_with_are_about_it_not_in_it():
     structure = rst.parse(":title: Packit settings\n:category: tools\n\nPackit reads its settings from packit.toml.\n\n"
                           "level\n-----\n\nHow hard to pack.\n\nthreads\n-------\n\nHow many cores to use.\n", "fallback")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agent.documents.model import SectionBuilder, Structure
+from agent.documents.model import SectionBuilder, Structure, Unreadable
 from agent.documents.rst_inline import inline
 from agent.documents.text import decode, indent_of
 
@@ -58,7 +58,7 @@ def looks_like_rst(text: str) -> bool:
 
 
 def read(path: Path) -> Structure:
-    return parse(decode(path.read_bytes()), document_name(path))
+    return parse(decode(path.read_bytes()), document_name(path), path.parent)
 
 
 def document_name(path: Path) -> str:
@@ -67,11 +67,13 @@ def document_name(path: Path) -> str:
     return path.name.split(".")[0]
 
 
-def parse(text: str, fallback_title: str) -> Structure:
+def parse(text: str, fallback_title: str, folder: Path | None = None) -> Structure:
+    """The document's structure; `folder`, the one it was read from, is where a csv-table's
+    :file: is looked for (`table_file`)."""
     builder = SectionBuilder()
     lines = [line.rstrip() for line in text.expandtabs(8).replace("\r\n", "\n").replace("\r", "\n").split("\n")]
     fields, lines = _docinfo(lines)
-    _Reader(builder).body(lines)
+    _Reader(builder, folder).body(lines)
     return builder.structure(inline(fields.get("title", "")) or fallback_title)
 
 
@@ -92,8 +94,9 @@ class _Reader:
     """Walks a document's lines, handing headings and blocks to the builder; heading levels come
     from the order their adornment styles first appear, as in reStructuredText itself."""
 
-    def __init__(self, builder: SectionBuilder):
+    def __init__(self, builder: SectionBuilder, folder: Path | None = None):
         self.builder = builder
+        self.folder = folder
         self.styles: list[tuple[str, bool]] = []
 
     def body(self, lines: list[str]) -> None:
@@ -179,6 +182,8 @@ class _Reader:
             self._described(argument, content)
         elif name in ("list-table", "csv-table"):
             options = _options(block)
+            if name == "csv-table" and options.get("file"):
+                content = table_file(self.folder, options["file"])
             rows = _list_table(content) if name == "list-table" else _csv_table(content, options.get("header", ""))
             has_header = name == "csv-table" and "header" in options or options.get("header-rows", "0") != "0"
             self._table(rows, has_header)
@@ -413,8 +418,27 @@ def _list_table(content: list[str]) -> list[list[str]]:
     return [row for row in rows if any(row)]
 
 
+TABLE_FILE_BYTES = 1_000_000
+
+
+def table_file(folder: Path | None, name: str) -> list[str]:
+    """The lines of a csv-table's :file:, looked for under the document's own folder only (a
+    document read from an untrusted folder must not pull other files on the machine into the
+    index), at most TABLE_FILE_BYTES; no lines where it is elsewhere, missing or unreadable."""
+    if folder is None:
+        return []
+    root = folder.resolve()
+    path = (root / name).resolve()
+    try:
+        if not path.is_relative_to(root) or not path.is_file() or path.stat().st_size > TABLE_FILE_BYTES:
+            return []
+        return decode(path.read_bytes()).splitlines()
+    except (OSError, ValueError, Unreadable):
+        return []
+
+
 def _csv_table(content: list[str], header: str) -> list[list[str]]:
-    """A csv-table's rows written in the document (a :file: one is not read), its :header: first."""
+    """A csv-table's rows (written in the document, or its :file:'s), its :header: first."""
     import csv
 
     lines = ([header] if header else []) + [line.strip() for line in content if line.strip()]

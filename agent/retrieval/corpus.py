@@ -171,7 +171,7 @@ def _read_text_file(path: Path, relative: str, report: ReadReport) -> Iterator[D
         report.skip(path, f"{path}: {problem}")
         return
     if rst.looks_like_rst(text):  # a Sphinx source served as .txt ("usage.rst.txt"): read by its structure
-        yield from _structured(path, relative, report, lambda: rst.parse(text, rst.document_name(path)), len(raw))
+        yield from _structured(path, relative, report, lambda: rst.parse(text, rst.document_name(path), path.parent), len(raw))
         return
     if manpage.looks_like_manpage(text):  # `man gzip > gzip.1.txt`: read by its layout
         yield from _structured(path, relative, report, lambda: manpage.parse(text, path.stem), len(raw))
