@@ -106,3 +106,17 @@ def test_the_gate_keeps_only_the_products_its_probability_passes(option_manuals)
 def test_the_shipped_gate_reads_this_codes_features():
     gate = load_product_gate()
     assert gate.coef.shape == (len(FEATURES),) and 0.0 < gate.threshold < 1.0
+
+
+def test_two_products_answering_with_the_same_option_are_each_stated(scripted, tmp_path):
+    """Tools that share a vocabulary often answer with the same option, worded alike: that is each
+    product's answer, not the first one's said again."""
+    row = "`-k`, `--keep`: Keep the input files after compressing them."
+    files = {f"{folder}/README.md": manual(title, name, row, describes)
+             for folder, title, name, _, describes in MANUALS}
+    index = index_of(files, tmp_path / "docs", tmp_path / "index")
+    result = api.ask(QUESTION, "auto", {"model": "scripted", "index_dir": index, "budget": "instant"})
+    readings = result["decision"]["auto"]["assembly"]["readings"]
+    assert sorted(r["sense"] for r in readings) == ["Squashly", "Zipfrog"]
+    assert result["answer"].count("--keep") == 2
+    assert "For Zipfrog, " in result["answer"] and "For Squashly, " in result["answer"]

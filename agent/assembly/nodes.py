@@ -70,6 +70,7 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
     if not pool or limit <= 0:
         return [], list(top)
     chosen = product_readings(question, pool, context, ambiguous, limit, skip_ids, said, guessed)
+    by_product = chosen is not None
     if chosen is None:
         scored = scored if scored is not None else score_pool(question, pool, context)
         threshold = _threshold(context, ambiguous) if threshold is None else threshold
@@ -85,12 +86,15 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
     readings, passages = stated_readings(question, chosen, top, ambiguous, verdicts)
     # as the user reads them, with each sense named, two readings can say one fact again
     # ("For John Derek, he also appeared as Joshua in The Ten Commandments (1956)" after the
-    # film's cast list): the later one goes
-    unrepeated, texts = [], []
+    # film's cast list): the later one goes. Two products' units that read alike are two answers
+    # ("For gzip, `-k --keep` ..." and "For XZ, `-k, --keep` ..."): each product's is compared
+    # with its own product's only.
+    unrepeated, texts = [], {}
     for item, reading in zip(chosen, readings):
-        if not repeats(reading["text"], texts, question):
+        own = texts.setdefault(reading["sense"] if by_product else "", [])
+        if not repeats(reading["text"], own, question):
             unrepeated.append(item)
-            texts.append(reading["text"])
+            own.append(reading["text"])
     if len(unrepeated) < len(chosen):
         readings, passages = stated_readings(question, unrepeated, top, ambiguous, verdicts)
     return readings, passages
@@ -101,20 +105,18 @@ def product_readings(question: str, pool: list[dict], context: Context, ambiguou
                      guessed: tuple[str, ...] = ()) -> list[tuple[Candidate, float]] | None:
     """Over manuals (agent/assembly/product_gate.py): over several products', the answering
     products' best units, the surest first; a clear question over one product's, its best unit;
-    less those already cited (`skip_ids`) or said. None otherwise (the selector's readings)."""
+    less those already cited (`skip_ids`) or said. None otherwise (the selector's readings).
+    A unit that reads like another product's is kept: tools that share a vocabulary often answer
+    with the same option, and it is each product's answer."""
     answering = product_answers(question, pool, context, guessed=guessed)
     if answering is None and not ambiguous:
         answering = one_product_answer(question, pool, context, guessed)
     if answering is None:
         return None
     stated = [said_words(s) for s in said]
-    chosen = []
-    for candidate, p in answering:
-        words = said_words(candidate.sentence)
-        if candidate.passage["id"] in skip_ids or any(restates(words, earlier) for earlier in stated):
-            continue
-        chosen.append((candidate, p))
-        stated.append(words)
+    chosen = [(candidate, p) for candidate, p in answering
+              if candidate.passage["id"] not in skip_ids
+              and not any(restates(said_words(candidate.sentence), earlier) for earlier in stated)]
     return chosen[:limit]
 
 
