@@ -112,8 +112,8 @@ def reading_text(sentence: str, passage: dict, passages: list[dict], lead: bool 
     not name its sense itself and either `lead` (the answer speaks of more than one sense) or
     it opens by referring back ("It ..."); else the sentence and its citation. An option's row of
     several sentences cites each ("`-Q, --quiet` — Make CTest quiet [6]. This option will suppress
-    all the output [6]."): the one naming the option is no less the passage's. A lead-in's code
-    block follows it on lines of its own, as it stands in the passage."""
+    all the output [6]."), as does a lead-in of several: the one naming the option is no less the
+    passage's. A lead-in's code block follows it on lines of its own, as it stands in the passage."""
     body, code = split_code(sentence)
     body = body.replace('""', '"').strip()
     if len(body) > MAX_SENTENCE:
@@ -127,7 +127,7 @@ def reading_text(sentence: str, passage: dict, passages: list[dict], lead: bool 
         first = after_lead(first, passage, passages, rest)
         body = f"For {sense}, {first} {rest}".rstrip()
     mark = marker([passage["id"]], passages)
-    pieces = sentences(body) if is_option_unit(sentence) and not code else []
+    pieces = sentences(body) if is_option_unit(sentence) or code else []
     cited = " ".join(cited_sentence(piece, mark) for piece in pieces) if len(pieces) > 1 else cited_sentence(body, mark)
     return f"{cited}\n{code}" if code else cited
 

@@ -134,15 +134,39 @@ LEAD_WORDS = 3  # "Install it with:"; a shorter lead-in is a label ("Example:", 
 
 
 def code_units(text: str, product: str = "") -> list[tuple[str, str]]:
-    """The code block with its lead-in as one unit; a block no sentence leads into is none
-    (nothing says what it does), nor one under a label. A lead-in of several sentences stays
-    whole: the first often names what the block does ("The nyc merge command is for producing one
-    raw coverage output file ... So if you had the above setup ..., you could do:")."""
+    """The code block with its lead-in as one unit (`lead_in`); a block no sentence leads into is
+    none (nothing says what it does), nor one under a label."""
     lead, _, code = text.partition("\n")
     lead = lead.strip()
     if not code.strip() or not is_lead_in(lead, product):
         return []
-    return [("code", f"{lead}\n{FENCE}\n{commands_of(code.strip(chr(10)))}\n{FENCE}")]
+    return [("code", f"{lead_in(lead, product)}\n{FENCE}\n{commands_of(code.strip(chr(10)))}\n{FENCE}")]
+
+
+# a lead-in opening so, or referring back in its first words, says what its block does only with
+# what came before it ("For example:", "This lets you do something like:", "So if you had the above
+# setup ..., you could do:")
+_LEADS_ON = re.compile(r"^(?:so|then|thus|hence|here|now|also|again|similarly|likewise|e\.g\.|i\.e\.|example|"
+                       r"for (?:example|instance)|in (?:this|that|such) case)\b", re.IGNORECASE)
+_REFERS_BACK = frozenset("this that these those such above it its them they".split())
+REFERS_WITHIN = 5  # first words of a lead-in where a word referring back makes it lean on the sentence before
+
+
+def lead_in(paragraph: str, product: str = "") -> str:
+    """The sentences of a paragraph ending in ":" that lead into its block: the last, which says
+    what the block does ("Use -r or --reuse-existing-virtualenvs ...:"), alone when it reads alone;
+    else the paragraph's first, which names the subject ("The nyc merge command is for producing
+    one raw coverage output file ..."), then the last. The sentences between are the manual's
+    discussion ("This is usually fine for most projects ...", "However, there are some
+    situations ..."): each is stated as a sentence of the answer, and seldom answers."""
+    found = sentences(paragraph)
+    last = found[-1] if found else paragraph
+    if len(found) < 2 or not is_lead_in(last, product):
+        return paragraph
+    words = [w.strip(",;:()").lower() for w in last.split()[:REFERS_WITHIN]]
+    if _LEADS_ON.match(last) or _REFERS_BACK & set(words):
+        return f"{found[0]} {last}" if len(found) > 2 else paragraph
+    return last
 
 
 def is_lead_in(lead: str, product: str = "") -> bool:
