@@ -367,3 +367,29 @@ def test_a_line_that_is_no_prose_lead_in_makes_no_unit(lead, product):
     from agent.assembly.units import code_units
 
     assert code_units(f"{lead}\ntool --flag file", product) == []
+
+
+@pytest.mark.parametrize("paragraph, lead", [
+    # the last sentence says what the block does: the discussion before it is no part of the answer
+    ("By default, Tool deletes its cache every run. This is usually fine for most projects. However, some "
+     "projects want to keep it between runs. Use -r or --reuse-cache to keep it:", "Use -r or --reuse-cache to keep it:"),
+    # it refers back: the paragraph's first sentence names what it speaks of
+    ("A line of the form %include file reads file into the configuration. The inclusion is recursive. "
+     "Filenames are relative to the including file. This lets you do something like:",
+     "A line of the form %include file reads file into the configuration. This lets you do something like:"),
+    ("The merge command writes one coverage file from many runs. It reads every file of the folder. "
+     "So if you needed a single file for a tool, you could do:",
+     "The merge command writes one coverage file from many runs. So if you needed a single file for a tool, you could do:"),
+    ("The merge command writes one file. For example:", "The merge command writes one file. For example:"),
+])
+def test_a_lead_in_paragraph_leads_with_the_sentence_that_says_what_the_block_does(paragraph, lead):
+    from agent.assembly.units import code_units
+
+    assert code_units(f"{paragraph}\ntool --flag file") == [("code", f"{lead}\n```\ntool --flag file\n```")]
+
+
+def test_each_sentence_of_a_lead_in_is_cited():
+    unit = "The merge command writes one file. For example:\n```\ntool merge out\n```"
+    passage = {"id": "tool.md#3", "text": unit, "title": "Tool"}
+    assert reading_text(unit, passage, [passage], lead=False) == (
+        "The merge command writes one file [1]. For example [1]:\n```\ntool merge out\n```")
