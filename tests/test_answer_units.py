@@ -393,3 +393,12 @@ def test_each_sentence_of_a_lead_in_is_cited():
     passage = {"id": "tool.md#3", "text": unit, "title": "Tool"}
     assert reading_text(unit, passage, [passage], lead=False) == (
         "The merge command writes one file [1]. For example [1]:\n```\ntool merge out\n```")
+
+
+def test_an_option_row_naming_its_product_further_on_is_still_introduced_by_it():
+    unit = "`-v, --verbose` — Be verbose: xz will display a progress indicator."
+    passage = {"id": "xz/xz.1.pdf#p4.0", "text": unit, "title": "XZ", "product": "XZ"}
+    assert reading_text(unit, passage, [passage], lead=True) == (
+        "For XZ, `-v, --verbose` — Be verbose: xz will display a progress indicator [1].")
+    prose = "Passing -v / --verbose will cause XZ to emit more messages."  # prose naming it says whose it is
+    assert reading_text(prose, {**passage, "text": prose}, [passage], lead=True) == f"{prose[:-1]} [1]."

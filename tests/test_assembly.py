@@ -497,7 +497,8 @@ def test_a_man_pages_title_names_its_tool_not_its_section():
 def test_an_option_row_of_several_sentences_cites_each():
     row = {"id": "ctest/ctest.1.html#6", "title": "ctest.1", "product": "ctest", "document": "ctest/ctest.1.html",
            "text": "-Q, --quiet | Make CTest quiet. This option will suppress all the output."}
-    assert reading_text("`-Q, --quiet` — Make CTest quiet. This option will suppress all the output.", row, [row]) == (
+    assert reading_text("`-Q, --quiet` — Make CTest quiet. This option will suppress all the output.", row, [row],
+                        lead=False) == (
         "`-Q, --quiet` — Make CTest quiet [1]. This option will suppress all the output [1].")
     prose = {**row, "text": "The level goes from 1 to 19. It is fast."}
     assert reading_text("The level goes from 1 to 19. It is fast.", prose, [prose]) == (

@@ -122,7 +122,9 @@ def reading_text(sentence: str, passage: dict, passages: list[dict], lead: bool 
         body = body.rstrip(" ,;:") + " ..."
     first, _, rest = body.partition(" ")
     sense = lead_sense(passage) if lead or first.lower().strip(",;:") in REFERS_BACK else ""
-    if sense and not names_sense(body, sense):
+    # an option's row opens with its names, so a product it names further on ("... xz will display
+    # a progress indicator") does not say whose option it is: the row is introduced all the same
+    if sense and (not names_sense(body, sense) or is_option_unit(sentence)):
         sense = re.sub(r"^The\b", "the", sense)  # "For the Customer Onboarding team, ..."
         first = after_lead(first, passage, passages, rest)
         body = f"For {sense}, {first} {rest}".rstrip()
