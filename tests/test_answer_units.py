@@ -381,9 +381,6 @@ def test_a_line_that_is_no_prose_lead_in_makes_no_unit(lead, product):
      "So if you needed a single file for a tool, you could do:",
      "The merge command writes one coverage file from many runs. So if you needed a single file for a tool, you could do:"),
     ("The merge command writes one file. For example:", "The merge command writes one file. For example:"),
-    ("By default, Tool runs every session. Each runs in its own folder. However, you can choose to run a "
-     "particular set of them with --session:",
-     "By default, Tool runs every session. However, you can choose to run a particular set of them with --session:"),
 ])
 def test_a_lead_in_paragraph_leads_with_the_sentence_that_says_what_the_block_does(paragraph, lead):
     from agent.assembly.units import code_units

@@ -143,11 +143,10 @@ def code_units(text: str, product: str = "") -> list[tuple[str, str]]:
     return [("code", f"{lead_in(lead, product)}\n{FENCE}\n{commands_of(code.strip(chr(10)))}\n{FENCE}")]
 
 
-# a lead-in opening so, or on a contrast, or referring back in its first words, says what its block
-# does only with what came before it ("For example:", "This lets you do something like:", "So if you
-# had the above setup ..., you could do:", "However, you can choose to run a particular set of them")
+# a lead-in opening so, or referring back in its first words, says what its block does only with
+# what came before it ("For example:", "This lets you do something like:", "So if you had the above
+# setup ..., you could do:")
 _LEADS_ON = re.compile(r"^(?:so|then|thus|hence|here|now|also|again|similarly|likewise|e\.g\.|i\.e\.|example|"
-                       r"however|but|instead|otherwise|still|yet|"
                        r"for (?:example|instance)|in (?:this|that|such) case)\b", re.IGNORECASE)
 _REFERS_BACK = frozenset("this that these those such above it its them they".split())
 REFERS_WITHIN = 5  # first words of a lead-in where a word referring back makes it lean on the sentence before
