@@ -114,9 +114,13 @@ def product_readings(question: str, pool: list[dict], context: Context, ambiguou
     if answering is None:
         return None
     stated = [said_words(s) for s in said]
+
+    def said_before(candidate: Candidate) -> bool:
+        words = said_words(candidate.sentence)
+        return any(restates(words, earlier) for earlier in stated)
+
     chosen = [(candidate, p) for candidate, p in answering
-              if candidate.passage["id"] not in skip_ids
-              and not any(restates(said_words(candidate.sentence), earlier) for earlier in stated)]
+              if candidate.passage["id"] not in skip_ids and not said_before(candidate)]
     return chosen[:limit]
 
 

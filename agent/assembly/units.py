@@ -160,9 +160,9 @@ def lead_in(paragraph: str, product: str = "") -> str:
     discussion ("This is usually fine for most projects ...", "However, there are some
     situations ..."): each is stated as a sentence of the answer, and seldom answers."""
     found = sentences(paragraph)
-    last = found[-1] if found else paragraph
-    if len(found) < 2 or not is_lead_in(last, product):
+    if len(found) < 2 or not is_lead_in(found[-1], product):
         return paragraph
+    last = found[-1]
     words = [w.strip(",;:()").lower() for w in last.split()[:REFERS_WITHIN]]
     if _LEADS_ON.match(last) or _REFERS_BACK & set(words):
         return f"{found[0]} {last}" if len(found) > 2 else paragraph
