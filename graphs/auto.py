@@ -27,9 +27,6 @@ that answer make it ambiguous: agent/assembly/products.py) ->
                        write_product_lines (one call: a line for each product without a reading,
                        from its own passages, each kept when its product's cited passage holds it;
                        no call when every product has its reading) -> compose_answer
-    budget "fast", "thorough" where the question names the one product of its pool and that
-                       product's unit is a reading: compose_answer (the unit is the answer; a draft
-                       beside it restated it or drifted to other sections)
 `decision` = {ambiguous, branch, interpretations_source, abstained, auto: {signals, fired, thresholds,
 method}, assembly: {readings, dropped}} (+ `diva: {...}` when DIVA answered); the stream carries an
 `auto_decision` event as soon as the gate has decided.
@@ -47,7 +44,6 @@ from agent.context import AnswerLength, Context, Readings, VerifyCalls, departur
 from agent.errors import InputError, validate_question
 from agent.retrieval.pool import document_pool, user_turns
 from agent.retrieval.retriever import get_retriever
-from agent.retrieval.products import asked_product_only
 from agent.state import InputState, OutputState, Passage, RAGState, starts_turn
 from agent.assembly.gate import GATE_POOL, gate_signals, load_gate
 from agent.assembly.draft import check_sentences, draft_answer
@@ -253,16 +249,13 @@ def select_readings_for_budget(state: AutoState, runtime: Runtime[AutoContext]) 
 def route_after_select_readings(
     state: AutoState, runtime: Runtime[AutoContext]
 ) -> Literal["synthesize_answer", "write_product_lines", "compose_answer"]:
-    """The readings alone (instant, fast=judge's judged ones, or a named product's unit), a line
-    per product when two or more products answer, else vanilla's draft."""
+    """The readings alone (instant, or fast=judge's judged ones), a line per product when two or
+    more products answer, else vanilla's draft."""
     context = runtime.context
     judged_only = context.judges_instead_of_drafting and state.get("ambiguous") is not False
     if context.budget == "instant" or judged_only:
         return "compose_answer"
     if len(state.get("products") or []) < 2:
-        pool = state.get("detection_passages") or state.get("passages") or []
-        if state.get("readings") and asked_product_only(state["question"], pool):
-            return "compose_answer"
         return "synthesize_answer"
     return "write_product_lines" if product_lines.unread_products(state) else "compose_answer"
 

@@ -88,13 +88,6 @@ def test_an_option_line_as_a_man_page_text_has_it_says_how():
     assert not says_how({}, "The -k flag keeps the input files.")
 
 
-def test_an_instruction_that_leans_on_the_sentence_before_is_not_the_one_that_says_how():
-    assert not says_how({}, "Restart Owlpost after changing them.")  # the step after the answer
-    assert not says_how({}, "To prevent this, wrap each glob in single quotes.")
-    assert says_how({}, "Install it with the command npm install -g fern-cli.")  # "it": the manual's product
-    assert says_how({}, "Remove any files that are found in the exclude array.")  # "that" opens a clause
-
-
 SAID_OTHERWISE = "How can I verify that an archive is not damaged?"
 
 

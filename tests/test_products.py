@@ -116,18 +116,6 @@ def test_a_question_naming_a_product_gets_that_product_only(scripted, manuals_in
     assert not any(COMMANDS[other] in result["answer"] for other in ("Quillpad", "Fernsync"))
 
 
-def test_a_question_naming_a_product_is_answered_by_its_unit_without_a_draft(scripted, manuals_index):
-    """The fast budget's draft, written beside a named product's unit, restated it or drifted to
-    other sections: the unit alone is the answer, and the one model call is the guess."""
-    scripted.rules.append((GUESS_MARKER, "Names: install, --install, setup"))
-    result = api.ask("How do I install Lumenctl?", "auto", context(manuals_index))
-    assert result["route"] == ["retrieve_for_gate", "guess_option_names", "assess_ambiguity", "select_readings",
-                               "compose_answer"]
-    assert result["usage"]["llm_calls"] == 1 and not [c for c in scripted.calls if SYNTHESIS_MARKER in c["text"]]
-    assert COMMANDS["Lumenctl"] in result["answer"]
-    assert not any(COMMANDS[other] in result["answer"] for other in ("Quillpad", "Fernsync"))
-
-
 def test_a_product_the_conversation_named_is_the_one_answered(scripted, manuals_index):
     from langchain_core.messages import AIMessage, HumanMessage
 

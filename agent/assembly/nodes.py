@@ -104,10 +104,8 @@ def product_readings(question: str, pool: list[dict], context: Context, ambiguou
                      skip_ids: set[str] = frozenset(), said: list[str] = (),
                      guessed: tuple[str, ...] = ()) -> list[tuple[Candidate, float]] | None:
     """Over manuals (agent/assembly/product_gate.py): over several products', the answering
-    products' best units, the surest first; over one product's, its best unit when the question
-    is clear or names that product (the ambiguity manuals have is which product: a question that
-    names the pool's one product has settled it, whatever the encyclopedia gate reads in its
-    sentences); less those already cited (`skip_ids`) or said. None otherwise (the selector's readings).
+    products' best units, the surest first; a clear question over one product's, its best unit;
+    less those already cited (`skip_ids`) or said. None otherwise (the selector's readings).
     A unit that reads like another product's is kept: tools that share a vocabulary often answer
     with the same option, and it is each product's answer."""
     answering = product_answers(question, pool, context, guessed=guessed)

@@ -17,8 +17,8 @@ agent/data/product_gate_card.md; figures: docs/results/manuals.md):
   to two by rank alone), and without them the gate's tune figures are the same
   (docs/results/manuals.md).
 
-A question over one product's manuals that is clear or names the product is answered with its
-best unit (`one_product_answer`); records without documents (the demo corpus, JSONL) never come here.
+A clear question over one product's manuals is answered with that product's best unit
+(`one_product_answer`); records without documents (the demo corpus, JSONL) never come here.
 """
 
 from __future__ import annotations

@@ -149,9 +149,6 @@ def code_units(text: str, product: str = "") -> list[tuple[str, str]]:
 _LEADS_ON = re.compile(r"^(?:so|then|thus|hence|here|now|also|again|similarly|likewise|e\.g\.|i\.e\.|example|"
                        r"for (?:example|instance)|in (?:this|that|such) case)\b", re.IGNORECASE)
 _REFERS_BACK = frozenset("this that these those such above it its them they".split())
-# of those, the words that only refer back: in an instruction "that" opens a clause ("remove any
-# files that are found ..."), and "it" and "its" name the manual's own product ("Install it with ...")
-_ONLY_REFER_BACK = frozenset("this these those them they".split())
 REFERS_WITHIN = 5  # first words of a lead-in where a word referring back makes it lean on the sentence before
 
 
@@ -166,15 +163,10 @@ def lead_in(paragraph: str, product: str = "") -> str:
     if len(found) < 2 or not is_lead_in(found[-1], product):
         return paragraph
     last = found[-1]
-    if _LEADS_ON.match(last) or leans_back(last):
+    words = [w.strip(",;:()").lower() for w in last.split()[:REFERS_WITHIN]]
+    if _LEADS_ON.match(last) or _REFERS_BACK & set(words):
         return f"{found[0]} {last}" if len(found) > 2 else paragraph
     return last
-
-
-def leans_back(sentence: str, words: frozenset[str] = _REFERS_BACK) -> bool:
-    """Whether one of `words` is among the sentence's first REFERS_WITHIN ("Restart it after
-    changing them", "To prevent this, ..."): it leans on the sentence before."""
-    return bool(words & {w.strip(",;:().!?").lower() for w in sentence.split()[:REFERS_WITHIN]})
 
 
 def is_lead_in(lead: str, product: str = "") -> bool:
@@ -337,13 +329,11 @@ def is_option_unit(unit: str) -> bool:
 
 def says_how(passage: dict, unit: str) -> bool:
     """Whether the unit tells how: a code block with its lead-in, an option's row, or an
-    instruction (it opens with an instruction verb, or "To do X, do Y") that does not lean on the
-    sentence before: "Restart Owlpost after changing them" is the step after the one that answers
-    ("Owlpost reads its settings from the OWLPOST_HOME folder")."""
+    instruction (it opens with an instruction verb, or "To do X, do Y")."""
     if is_code_unit(unit) or passage_kind(passage) == "table" or is_option_unit(unit):
         return True
     first = (re.findall(r"[A-Za-z]+", unit) or [""])[0].lower()
-    return (first in INSTRUCTION_VERBS or bool(_TO_DO.match(unit))) and not leans_back(unit, _ONLY_REFER_BACK)
+    return first in INSTRUCTION_VERBS or bool(_TO_DO.match(unit))
 
 
 def join_units(parts: list[str]) -> str:
