@@ -14,7 +14,6 @@ import pytest
 from agent.app import api
 from agent.assembly.product_gate import FEATURES, ProductGate, load_product_gate, product_answers, product_candidates
 from agent.assembly.manual_units import RANKER_FEATURES, product_words, shortlist
-from agent.assembly.nodes import product_readings
 from agent.assembly.units import names_asked, option_words
 from agent.context import Context
 from agent.retrieval.pool import document_pool
@@ -72,19 +71,6 @@ def test_a_clear_question_naming_one_product_gets_its_option_row(scripted, optio
                      {"model": "scripted", "index_dir": option_manuals, "budget": "instant"})
     assert "--keep-source" in result["answer"] and "Zipfrog" not in result["answer"]
     assert "removes the original" not in result["answer"]
-
-
-def test_a_question_naming_the_one_product_of_its_pool_gets_its_unit_even_when_judged_ambiguous(tmp_path):
-    """The ambiguity manuals have is which product; a question that names the pool's one product
-    has settled it, whatever the encyclopedia gate reads in its sentences: its unit answers, not
-    the selector's sentences. A question that names none still goes to the selector."""
-    index = index_of({"squashly/README.md": manual(*MANUALS[1][1:])}, tmp_path / "docs", tmp_path / "index")
-    context = Context(index_dir=index)
-    named = "How do I keep the original file when compressing with Squashly?"
-    pool = document_pool(get_retriever(context), named, "hybrid", 15, 20, context.document_quota)
-    chosen = product_readings(named, pool, context, ambiguous=True, limit=3)
-    assert chosen is not None and len(chosen) == 1 and "--keep-source" in chosen[0][0].sentence
-    assert product_readings(QUESTION, pool, context, ambiguous=True, limit=3) is None
 
 
 def test_the_product_a_question_names_is_no_option_it_names(tmp_path):

@@ -109,7 +109,7 @@ def product_readings(question: str, pool: list[dict], context: Context, ambiguou
     A unit that reads like another product's is kept: tools that share a vocabulary often answer
     with the same option, and it is each product's answer."""
     answering = product_answers(question, pool, context, guessed=guessed)
-    if answering is None and (not ambiguous or asked_product_only(question, pool)):
+    if answering is None and not ambiguous:
         answering = one_product_answer(question, pool, context, guessed)
     if answering is None:
         return None
