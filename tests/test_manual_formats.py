@@ -265,3 +265,85 @@ def test_a_manual_page_saved_as_text_is_read_by_its_layout(tmp_path):
     assert "KiB — Multiply the integer by 1,024." in units or "`KiB` — Multiply the integer by 1,024." in units
     assert "When unpacking, the .pk suffix is removed." in units
     assert "To count the bytes a packed file holds, you can use:\n```\npackit -cd file.pk | wc -c\n```" in units
+
+
+ROFF = r""".\" a page as Debian installs it: roff source, gzipped
+.TH PACKIT 1 "2026-01-01" "packit 2.0" "User Commands"
+.SH NAME
+packit \- pack files
+.SH SYNOPSIS
+.B packit
+[\fIoptions\fR] \fIfile\fR...
+.SH DESCRIPTION
+\fBpackit\fR packs the named files into one archive, keeping their names and modes.
+.SH OPTIONS
+.TP
+.BR \-k ", " \-\-keep
+Keep (don't delete) input files after packing.
+.TP
+\fB\-\-level\fR=\fIN\fR
+Set the compression level from 1 to 9.
+.IP "\fB\-c\fR" 4
+.PD 0
+.IP "\fB\-\-continue\fR" 4
+.PD
+Continue packing a partially packed file.
+.SH "SEE ALSO"
+gzip(1)
+"""
+
+
+def _gzipped(path, text):
+    import gzip
+
+    path.write_bytes(gzip.compress(text.encode("utf-8")))
+    return path
+
+
+def test_a_manual_pages_roff_source_is_typeset_and_read_by_its_layout(tmp_path):
+    man1 = tmp_path / "man" / "man1"
+    man1.mkdir(parents=True)
+    _gzipped(man1 / "packit.1.gz", ROFF)
+    (man1 / "unpackit.1").write_text(".so man1/packit.1\n")  # a page that only points to another
+    (man1 / "notes-2.1").write_text("Not a manual page, though its name ends like one.\n")
+    report = ReadReport()
+    passages = list(read_passages([str(tmp_path / "man")], report))
+    assert {p["document"] for p in passages} == {"man1/packit.1.gz"}
+    assert {"DESCRIPTION", "OPTIONS"} <= {p["metadata"].get("section") for p in passages}
+    units = [unit for p in passages for _, unit in passage_units(p)]
+    assert "`-k, --keep` — Keep (don't delete) input files after packing." in units
+    assert "`--level=N` — Set the compression level from 1 to 9." in units
+    assert "`-c --continue` — Continue packing a partially packed file." in units  # spellings on lines of their own
+    text = "\n".join(p["text"] for p in passages)
+    assert "\\f" not in text and ".TP" not in text and "PACKIT(1)" not in text
+    assert any("only points to another page (man1/packit.1)" in problem for problem in report.problems)
+    assert any("notes-2.1: not a manual page's source" in problem for problem in report.problems)
+
+
+def test_a_manual_page_is_its_product_not_its_man_section_folder(tmp_path):
+    from agent.retrieval.products import product_folder, product_of
+
+    assert product_folder("man1/packit.1.gz") == "" and product_folder("share/man/man8/packitd.8") == ""
+    assert product_folder("packit/man1/packit.1.gz") == "packit"
+    man1 = tmp_path / "man1"
+    man1.mkdir()
+    _gzipped(man1 / "packit.1.gz", ROFF)
+    passages = [{**p, **p["metadata"]} for p in read_passages([str(tmp_path)], ReadReport())]  # as the index returns them
+    assert {product_of(p) for p in passages} == {"packit"}
+
+
+def test_without_groff_a_manual_page_is_skipped_with_how_to_get_it(tmp_path, monkeypatch):
+    from agent.documents import roff
+
+    monkeypatch.setattr(roff.shutil, "which", lambda name: None)
+    _gzipped(tmp_path / "packit.1.gz", ROFF)
+    report = ReadReport()
+    assert list(read_passages([str(tmp_path / "packit.1.gz")], report)) == []
+    assert report.problems and "groff" in report.problems[0] and "apt-get install groff-base" in report.problems[0]
+
+
+def test_a_broken_gzip_manual_page_is_one_line_in_the_report(tmp_path):
+    (tmp_path / "packit.1.gz").write_bytes(b"\x1f\x8b\x08\x00 not really gzip")
+    report = ReadReport()
+    assert list(read_passages([str(tmp_path)], report)) == []
+    assert report.problems and "packit.1.gz: not a readable gzip file" in report.problems[0]

@@ -26,7 +26,7 @@ def demo_corpus_paths() -> list[str]:
 
 def add_ingest_parser(commands, with_index) -> None:
     """Register `ingest` on the CLI's subparsers (`with_index` adds the index flags every command takes)."""
-    ingest = with_index(commands.add_parser("ingest", help="add documents (PDF, HTML, Word, Markdown, reStructuredText, text, JSONL, directories)"))
+    ingest = with_index(commands.add_parser("ingest", help="add documents (PDF, HTML, Word, Markdown, reStructuredText, text, JSONL, manual pages, directories)"))
     ingest.add_argument("paths", nargs="*", metavar="PATH")
     ingest.add_argument("--demo", action="store_true", help="also ingest the bundled demo corpora (the demo and held-out fixtures)")
     ingest.add_argument("--chunk-tokens", type=int, default=200, help="tokens per passage (default 200)")

@@ -100,8 +100,8 @@ class _Page:
                                                for line in lines))
         elif bullet:
             self.items.append(_joined([first.strip()[bullet.end():], *rest]))
-        elif _tag_over(first, rest):
-            self.items.append(f"{first.strip()} — {_joined(rest)}")
+        elif tags := _tags_over(lines):
+            self.items.append(f"{' '.join(line.strip() for line in lines[:tags])} — {_joined(lines[tags:])}")
         elif beside:
             tag, said = beside
             self.items.append(f"{tag} — {_joined([said, *rest])}")
@@ -112,12 +112,22 @@ class _Page:
             self.lead_in = indent if text.endswith(":") else -1
 
 
-def _tag_over(first: str, rest: list[str]) -> bool:
-    """Whether the paragraph is a tag over its description ("-k --keep", then "Keep ..." indented
-    deeper): a short first line, every line after it deeper, no sentence ending the first."""
+def _tags_over(lines: list[str]) -> int:
+    """How many lines of the paragraph are a tag over its description ("-k --keep", then "Keep ..."
+    indented deeper), 0 when it is no such item: a short first line, every line after the tag
+    deeper, no sentence ending the tag. An option's spellings may stand on lines of their own
+    ("-c", "--continue", as pod2man sets them)."""
+    first = lines[0]
     width = OPTION_TAG_WIDTH if first.strip().startswith("-") else TAG_WIDTH
-    return (len(first.strip()) <= width and bool(rest) and all(indent_of(line) > indent_of(first) for line in rest)
-            and not first.rstrip().endswith((".", ",")))
+    tags = 1
+    if first.strip().startswith("-"):
+        while tags < len(lines) - 1 and indent_of(lines[tags]) == indent_of(first) \
+                and lines[tags].strip().startswith("-") and len(lines[tags].strip()) <= width:
+            tags += 1
+    tag_lines, rest = lines[:tags], lines[tags:]
+    fits = (all(len(line.strip()) <= width for line in tag_lines) and bool(rest)
+            and all(indent_of(line) > indent_of(first) for line in rest) and not tag_lines[-1].rstrip().endswith((".", ",")))
+    return tags if fits else 0
 
 
 def _tag_beside(first: str, rest: list[str]) -> tuple[str, str] | None:

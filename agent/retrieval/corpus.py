@@ -6,7 +6,7 @@ else the file path relative to the ingested root (`notes/a.md`; `data.jsonl:12` 
 line of a JSONL file whose records carry no id). Its passages are `ID` (one chunk) or `ID#n`,
 so re-chunking with other settings yields the same document with other passages; a PDF's
 passages are `ID#pP.n` (the n-th passage of page P), so an edit on one page leaves the ids of
-the other pages' passages as they were. Markdown, reStructuredText, HTML, PDF and Word files (and
+the other pages' passages as they were. Markdown, reStructuredText, HTML, PDF and Word files, manual pages' roff sources (and
 a .txt file that is reStructuredText, as Sphinx serves its sources, or a manual page as `man` prints
 it) are read by their
 structure (agent/documents/); their passages carry `section`, `page` and `kind` in their
@@ -34,7 +34,7 @@ from agent.errors import InputError
 TEXT_SUFFIXES = set(plain_text.SUFFIXES)
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
 SUPPORTED = TEXT_SUFFIXES | JSONL_SUFFIXES | set(STRUCTURED)
-SUPPORTED_NAMES = ".pdf, .html, .docx, .md, .rst, .txt or .jsonl"
+SUPPORTED_NAMES = ".pdf, .html, .docx, .md, .rst, .txt, .jsonl or a manual page: .1 to .9, gzipped or not"
 
 
 @dataclass
@@ -212,6 +212,11 @@ def _structured(path: Path, relative: str, report: ReadReport, read: Callable[[]
     yield Document(relative, structure.title, "", str(path), str(path.resolve()), {}, size, structure)
 
 
+def supported(path: Path) -> bool:
+    """Whether a reader takes the file: by its suffix, or as a manual page's source by its name."""
+    return path.suffix.lower() in SUPPORTED or reader_for(path) is not None
+
+
 def input_files(paths: list[str], report: ReadReport) -> Iterator[tuple[Path, str]]:
     """(file, its path relative to the root it was given under) for every readable input."""
     for given in paths:
@@ -222,11 +227,11 @@ def input_files(paths: list[str], report: ReadReport) -> Iterator[tuple[Path, st
             for child in sorted(path.rglob("*")):
                 if any(part.startswith(".") for part in child.relative_to(path).parts) or not child.is_file():
                     continue
-                if child.suffix.lower() in SUPPORTED:
+                if supported(child):
                     yield child, child.relative_to(path).as_posix()
                 else:
                     report.ignore(child)
-        elif path.suffix.lower() in SUPPORTED:
+        elif supported(path):
             yield path, path.name
         else:  # named on the command line: the user meant it, so it is a skip, not a silent ignore
             report.skip(path, f"{given}: unsupported file type {path.suffix or '(no suffix)'} (use {SUPPORTED_NAMES})")
@@ -242,8 +247,8 @@ def read_documents(paths: list[str], report: ReadReport) -> Iterator[Document]:
     seen: set[str] = set()
     for path, relative in input_files(paths, report):
         suffix = path.suffix.lower()
-        reader = _read_jsonl if suffix in JSONL_SUFFIXES else _read_text_file if suffix in TEXT_SUFFIXES \
-            else _read_structured
+        reader = _read_structured if reader_for(path) else _read_jsonl if suffix in JSONL_SUFFIXES \
+            else _read_text_file
         pages_before = report.pages
         try:
             for document in reader(path, relative, report):

@@ -26,6 +26,7 @@ DOCUMENT_KINDS = frozenset("user users guide guides manual manuals handbook refe
                            "overview release notes changelog changes installation install instructions howto how-to "
                            "the a an for of to and on with".split())
 WORD = re.compile(r"[\w.+-]+")
+MAN_SECTION = re.compile(r"(cat|man)[1-9n][a-z]{0,3}")  # /usr/share/man/man1 holds every product's page
 LANGUAGE_SUFFIX = r"\.(?:py|js|jl|rb|rs|net)"  # written onto a name, it makes a package's name (coverage.py, Node.js)
 
 
@@ -66,7 +67,7 @@ def product_folder(document: str) -> str:
     (`python/openai/README.md` -> openai); "" when every folder is one (`docs/guide.md`)."""
     folders = [part for part in document.split("/")[:-1] if part]
     for folder in folders:
-        if folder.casefold() not in CONTAINERS:
+        if folder.casefold() not in CONTAINERS and not MAN_SECTION.fullmatch(folder.casefold()):
             return folder
     return ""
 
