@@ -289,3 +289,19 @@ def test_a_model_sentence_of_copied_markup_goes():
     prose = "The Wildcats won the 2018 tournament [1]."
     assert model_sentences(f"{prose} {markup}", shown) == [prose]
     assert markup_residue("<nowiki>*</nowiki>AP does not release rankings.") and not markup_residue(prose)
+
+
+def test_a_manuals_placeholder_is_not_markup_so_its_option_can_be_stated():
+    """curl's and git's options name their arguments in angle brackets ("--user-agent <name>"): read as
+    HTML tags, every such option's row was unreadable and never a reading."""
+    from agent.assembly.features import Candidate
+    from agent.assembly.selector import readable
+    from agent.assembly.text import markup_residue
+
+    row = "`-A, --user-agent <name>` — Specify the User-Agent string to send to the HTTP server."
+    assert readable(Candidate({"id": "curl.1#3", "text": row}, 0, row, 0))
+    assert not markup_residue("If a <pathspec> is specified, -d is irrelevant.")
+    assert not markup_residue("Use <provider1[:provider2]> to sign requests.")
+    for markup in ("Line one<br>line two.", 'Cited.<ref name="a">x', "Closed </div> here.", "<onlyinclude> The stage.",
+                   "A {{cite web}} left in."):
+        assert markup_residue(markup), markup

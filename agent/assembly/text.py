@@ -33,15 +33,22 @@ def cited_sentence(body: str, citation: str) -> str:
     return f"{body}{citation}{end}"
 
 
-# wiki or HTML markup a passage carried ('!colspan=9 style="background:#013974"| Exhibition', "<nowiki>")
-_MARKUP = re.compile(r"\b(?:colspan|rowspan|style|class|align|width|bgcolor)\s*=|</?[A-Za-z]\w*[^<>]*>|\{\{|\}\}")
+# wiki or HTML markup a passage carried ('!colspan=9 style="background:#013974"| Exhibition', "<nowiki>"):
+# a closing tag, a tag with attributes, or one of the tags wiki and web pages leave in their text. A
+# word in angle brackets alone is a manual's placeholder ("-A, --user-agent <name>"), not markup
+_TAGS = ("a|abbr|b|big|blockquote|br|center|code|div|em|font|gallery|h[1-6]|hr|i|img|includeonly|li|math|noinclude"
+         "|nowiki|ol|onlyinclude|p|poem|pre"
+         "|ref|references|s|small|span|strong|sub|sup|table|td|th|tr|u|ul")
+_MARKUP = re.compile(rf"\b(?:colspan|rowspan|style|class|align|width|bgcolor)\s*=|</[A-Za-z]\w*\s*>"
+                     rf"|<(?:{_TAGS})\s*/?>|<[A-Za-z]\w*\s+[\w-]+\s*=[^<>]*>|\{{\{{|\}}\}}", re.IGNORECASE)
+_INLINE_CODE = re.compile(r"`[^`\n]+`")
 TABLE_RUN = 4  # tokens in a row without a letter: a table row flattened into the text (".500 || 1.8 || 0.8 || 2.0")
 
 
 def markup_residue(sentence: str) -> bool:
     """Whether the sentence holds markup from its passage's source: read aloud it is not prose
-    (a code unit's code is not read aloud: only its lead-in counts)."""
-    return bool(_MARKUP.search(split_code(sentence)[0]))
+    (a code unit's code is not read aloud: only its lead-in counts, less its inline code)."""
+    return bool(_MARKUP.search(_INLINE_CODE.sub("", split_code(sentence)[0])))
 
 
 def table_residue(sentence: str) -> bool:
