@@ -58,7 +58,7 @@ def passages_of(tmp_path, name: str, text: str | bytes) -> list[dict]:
     path = tmp_path / name
     path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text)
     found = list(read_passages([str(path)], ReadReport()))
-    return [{**p, "kind": p["metadata"]["kind"]} for p in found]
+    return [{**p, "kind": p["metadata"].get("kind", "")} for p in found]  # a .txt file's passages have none
 
 
 def units_of(passages: list[dict]) -> list[str]:
@@ -107,6 +107,16 @@ def test_each_list_item_is_a_unit_and_a_definition_list_reads_as_options(tmp_pat
             "<dt>--color</dt><dd>Colour the output.</dd></dl>")
     assert html_units(tmp_path, page) == ["`--quiet` — Print nothing but the errors.",
                                                                  "`--color` — Colour the output."]
+
+
+def test_a_saved_help_listing_shows_each_option_as_code(tmp_path):
+    listing = ("Usage: watchit [options] [script]\n\nOptions:\n\n  --cwd <dir> .............. change into <dir> before"
+               " running the script\n  -q, --quiet .............. minimise messages to start/stop only\n\n"
+               "Watchit restarts the script when a file changes. It never edits your files.\n")
+    units = units_of(passages_of(tmp_path, "options.txt", listing))
+    assert "`--cwd <dir>` — change into <dir> before running the script." in units
+    assert "`-q, --quiet` — minimise messages to start/stop only." in units
+    assert "Watchit restarts the script when a file changes." in units  # prose stays prose
 
 
 def test_a_label_leads_into_no_code_unit_and_a_long_item_gives_its_sentences():

@@ -62,8 +62,8 @@ def passage_units(passage: dict) -> list[tuple[str, str]]:
     "item"."""
     text = re.sub(r'^\s*"[^"]{1,200}"\s+', "", passage["text"])
     kind = passage_kind(passage)
-    if not kind:
-        return [("sentence", s) for s in prose_sentences(text)]
+    if not kind:  # a saved --help listing's line ("--cwd <dir> — change into <dir> ...") shows its option as code
+        return [("sentence", option(s) if s.startswith("-") else s) for s in prose_sentences(text)]
     if kind == "code":
         return code_units(text, passage.get("product") or "")
     if kind == "table":

@@ -101,9 +101,12 @@ def help_lines_set_apart(text: str) -> str:
             said += " " + lines[index].strip()
             index += 1
         heading = next((i for i in range(len(out) - 1, -1, -1) if out[i].strip()), None)
-        if heading is not None and out[heading].rstrip()[-1] not in _ENDS_SENTENCE + ")" \
-                and len(out[heading].split()) <= HELP_HEADING_WORDS:
-            out[heading] = out[heading].rstrip() + "."
+        if heading is not None and len(out[heading].split()) <= HELP_HEADING_WORDS:
+            last = out[heading].rstrip()
+            if last[-1] == ":" and not _HELP_LINE.match(out[heading]):  # "Options:" would lead into the first option
+                out[heading] = last[:-1] + "."
+            elif last[-1] not in _ENDS_SENTENCE + ")":
+                out[heading] = last + "."
         said = said.strip()
         out.append(f"{indent}{names.strip()} — {said}{'' if said.endswith(('.', '!', '?')) else '.'}")
     return "\n".join(out)
