@@ -85,11 +85,11 @@ def test_a_saved_help_listing_gives_one_unit_per_option(tmp_path):
         "  -q                       print nothing\n")
     [passage] = read_passages([str(tmp_path / "help.txt")], ReadReport())
     units = [text for _, text in passage_units(passage)]
-    assert "-k, --keep — keep the input files." in units
-    assert "--level n — how hard to pack, from 1 to 9; 9 is the slowest." in units  # its wrapped line joined
-    assert "-o, --out <dir> — where packed files go." in units
+    assert "`-k, --keep` — keep the input files." in units  # each option shown as code
+    assert "`--level n` — how hard to pack, from 1 to 9; 9 is the slowest." in units  # its wrapped line joined
+    assert "`-o, --out <dir>` — where packed files go." in units
     assert not any("...." in unit or ("--keep" in unit and "--level" in unit) for unit in units)
-    assert all(says_how(passage, unit) for unit in units if unit.startswith("-"))
+    assert all(says_how(passage, unit) for unit in units if unit.startswith("`"))
 
 
 def test_missing_paths_are_errors_and_unsupported_files_one_skipped_line(tmp_path):
