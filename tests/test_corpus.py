@@ -89,6 +89,7 @@ def test_a_saved_help_listing_gives_one_unit_per_option(tmp_path):
     assert "`--level n` — how hard to pack, from 1 to 9; 9 is the slowest." in units  # its wrapped line joined
     assert "`-o, --out <dir>` — where packed files go." in units
     assert not any("...." in unit or ("--keep" in unit and "--level" in unit) for unit in units)
+    assert "Usage: packit [options] files." in units  # not run into the heading after it ("... files Output.")
     assert all(says_how(passage, unit) for unit in units if unit.startswith("`"))
 
 

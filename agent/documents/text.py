@@ -52,19 +52,30 @@ _RULE = re.compile(r"^[ \t]*([=\-~^*#+`'\".:_])\1{2,}[ \t]*$")
 _ENDS_SENTENCE = ".!?:"
 
 
+PARAGRAPH_HEADING_WORDS = 12  # a paragraph's last line this short, ending with no mark, ends a sentence
+
+
 def headings_set_apart(text: str) -> str:
     """The text with its underlined headings as sentences of their own: the rule under (or over) a
     heading goes, and the heading line gets a full stop unless it ends with a mark. A plain text
     file is read as prose, one space between its words, and "Stopping if any session fails" with
-    its row of dashes ran into the paragraph after it as one sentence."""
+    its row of dashes ran into the paragraph after it as one sentence. So does a short line that
+    ends a paragraph without a mark (a heading, a usage line): it ran into the next paragraph."""
     kept: list[str] = []
     for line in text.splitlines():
         if _RULE.match(line):
-            if kept and kept[-1].strip() and kept[-1].rstrip()[-1] not in _ENDS_SENTENCE:
-                kept[-1] = kept[-1].rstrip() + "."
+            _end_sentence(kept)
             continue
+        if not line.strip() and kept and len(kept[-1].split()) <= PARAGRAPH_HEADING_WORDS:
+            _end_sentence(kept)  # "Usage: packit [options] files", then a blank line, then "Output"
         kept.append(line)
     return "\n".join(kept)
+
+
+def _end_sentence(lines: list[str]) -> None:
+    """The last line given a full stop, unless it is blank or ends with a mark."""
+    if lines and lines[-1].strip() and lines[-1].rstrip()[-1] not in _ENDS_SENTENCE:
+        lines[-1] = lines[-1].rstrip() + "."
 
 
 # a line of a program's --help output: its option names, a dot leader or two spaces, what it does
