@@ -347,3 +347,17 @@ def test_a_broken_gzip_manual_page_is_one_line_in_the_report(tmp_path):
     report = ReadReport()
     assert list(read_passages([str(tmp_path)], report)) == []
     assert report.problems and "packit.1.gz: not a readable gzip file" in report.problems[0]
+
+
+def test_a_link_to_a_page_read_under_its_own_name_is_not_read_twice(tmp_path):
+    man1, elsewhere = tmp_path / "man1", tmp_path / "elsewhere"
+    man1.mkdir()
+    elsewhere.mkdir()
+    _gzipped(man1 / "packit.1.gz", ROFF)
+    (man1 / "unpackit.1.gz").symlink_to("packit.1.gz")  # the page's other name, as Debian links it
+    _gzipped(elsewhere / "repackit.1.gz", ROFF.replace("PACKIT", "REPACKIT"))
+    (man1 / "repackit.1.gz").symlink_to(elsewhere / "repackit.1.gz")  # outside the folder read: read through the link
+    report = ReadReport()
+    documents = {p["document"] for p in read_passages([str(man1)], report)}
+    assert documents == {"packit.1.gz", "repackit.1.gz"}
+    assert report.links == 1 and not report.problems

@@ -78,8 +78,10 @@ def cmd_ingest(args) -> int:
     if report.ignored_types:
         kinds = ", ".join(f"{suffix} ({count})" for suffix, count in sorted(report.ignored_types.items()))
         print(f"ignored {report.ignored_files} files of types no reader takes: {kinds}", file=sys.stderr)
+    if report.links:
+        print(f"left out {report.links} links to files read under their own names", file=sys.stderr)
     summary = {**counts, "skipped": len(report.problems), "duplicates": report.duplicates,
-               "ignored_files": report.ignored_files, "files": report.files, "pages": report.pages,
+               "ignored_files": report.ignored_files, "links": report.links, "files": report.files, "pages": report.pages,
                "answer_units": units, "seconds": round(seconds, 3), "index": str(store.path)}
     print(json.dumps(summary) if args.json else
           f"added {counts['added']} passages ({counts['already_present']} already present, "

@@ -46,6 +46,7 @@ class ReadReport:
     duplicates: int = 0  # records repeating an id already read in this run (the first one wins)
     problem_files: set[str] = field(default_factory=set)  # files with a skipped part: --sync keeps their documents
     ignored_types: dict[str, int] = field(default_factory=dict)  # suffix -> files of it a directory held
+    links: int = 0  # links in a directory to a file read under its own name there (gunzip.1.gz -> gzip.1.gz)
     files: int = 0  # files read (whole or in part)
     pages: int = 0  # pages of the paged files read
     on_file: Callable[["ReadReport"], None] | None = None  # called after each file: progress
@@ -224,8 +225,12 @@ def input_files(paths: list[str], report: ReadReport) -> Iterator[tuple[Path, st
         if not path.exists():
             raise InputError(f"no such file or directory: {given}")
         if path.is_dir():
+            root = path.resolve()
             for child in sorted(path.rglob("*")):
                 if any(part.startswith(".") for part in child.relative_to(path).parts) or not child.is_file():
+                    continue
+                if child.is_symlink() and _read_as_itself(child.resolve(), root):
+                    report.links += 1
                     continue
                 if supported(child):
                     yield child, child.relative_to(path).as_posix()
@@ -235,6 +240,14 @@ def input_files(paths: list[str], report: ReadReport) -> Iterator[tuple[Path, st
             yield path, path.name
         else:  # named on the command line: the user meant it, so it is a skip, not a silent ignore
             report.skip(path, f"{given}: unsupported file type {path.suffix or '(no suffix)'} (use {SUPPORTED_NAMES})")
+
+
+def _read_as_itself(target: Path, root: Path) -> bool:
+    """Whether a linked file is read under its own name in the folder being read: a manual page's
+    other names (gunzip.1.gz -> gzip.1.gz) would be the same document twice, under a name that is
+    not its product's."""
+    return (target.is_relative_to(root) and not any(part.startswith(".") for part in target.relative_to(root).parts)
+            and supported(target))
 
 
 def input_count(paths: list[str]) -> int:
