@@ -106,3 +106,15 @@ def test_request_offers_the_hitl_shape_agent_chat_ui_renders():
     assert set(review["allowed_decisions"]) == {"approve", "edit", "reject"}
     assert action["description"].startswith("option 7 does not exist")
     assert "1. What is Mercury, the planet?: the smallest planet" in action["description"]  # no passage: its question names it
+
+
+def test_an_options_quote_of_a_manuals_unit_keeps_its_code_marks():
+    """Asked which product they mean, a person reads each product's row as the answer shows it."""
+    from agent.steps.clarify import option_source
+
+    passage = {"id": "curl.1#3", "title": "curl: OPTIONS", "document": "curl.1.gz",
+               "text": "See also -e.\n\n-A, --user-agent <name> — Specify the User-Agent string. To encode blanks, quote it."}
+    row = "`-A, --user-agent <name>` — Specify the User-Agent string."
+    assert option_source(row, ["curl.1#3"], {"curl.1#3": passage})["quote"] == row
+    prose = {"id": "hp", "title": "Hewlett-Packard", "text": "HP was founded in 1939. It is based in Palo Alto."}
+    assert option_source("HP was founded in 1939 by two engineers.", ["hp"], {"hp": prose})["quote"] == "HP was founded in 1939."

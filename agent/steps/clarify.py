@@ -101,8 +101,12 @@ def option_source(answer: str, citations: list[str], by_id: dict[str, dict]) -> 
                                         answer_support(answer, p.get("text", ""))), default=None)
     if passage is None:
         return {"id": citations[0], "title": "", "quote": answer}
-    parts = sentences(passage.get("text") or "") or [passage.get("text") or ""]
-    quote = max(parts, key=lambda part: answer_support(answer, part))
+    text = passage.get("text") or ""
+    if "`" in answer and " ".join(answer.replace("`", "").split()) in " ".join(text.split()):
+        quote = answer  # a unit of the passage with its code marks, as the answer shows it: "`-k, --keep` — Keep ..."
+    else:
+        parts = sentences(text) or [text]
+        quote = max(parts, key=lambda part: answer_support(answer, part))
     product = passage_product(passage)
     return {"id": passage["id"], "title": passage.get("title", ""), "quote": quote, **({"product": product} if product else {})}
 
