@@ -101,7 +101,7 @@ def test_missing_paths_are_errors_and_unsupported_files_one_skipped_line(tmp_pat
     report = ReadReport()
     passages = list(read_passages([str(tmp_path / "data.xyz"), str(tmp_path / "notes.txt")], report))
     assert [p["id"] for p in passages] == ["notes.txt"]  # the rest still comes through
-    assert report.problems == [f"{tmp_path / 'data.xyz'}: unsupported file type .xyz (use .pdf, .html, .docx, .md, .rst, .txt, .jsonl or a manual page: .1 to .9, gzipped or not)"]
+    assert report.problems == [f"{tmp_path / 'data.xyz'}: unsupported file type .xyz (use .pdf, .html, .docx, .md, .rst, .txt, .jsonl or a manual page (.1 to .9), gzipped or not)"]
 
 
 def test_long_records_are_split_with_numbered_ids(tmp_path):

@@ -361,3 +361,22 @@ def test_a_link_to_a_page_read_under_its_own_name_is_not_read_twice(tmp_path):
     documents = {p["document"] for p in read_passages([str(man1)], report)}
     assert documents == {"packit.1.gz", "repackit.1.gz"}
     assert report.links == 1 and not report.problems
+
+
+def test_a_gzipped_document_is_read_by_its_own_format_and_named_as_the_file(tmp_path):
+    """Debian installs a package's longer docs gzipped (/usr/share/doc/zstd/README.md.gz)."""
+    doc = tmp_path / "doc" / "packit"
+    doc.mkdir(parents=True)
+    _gzipped(doc / "README.md.gz", "# Packit\n\n## Install\n\nTo install packit, run:\n\n```\npip install packit\n```\n")
+    _gzipped(doc / "NOTES.txt.gz", "Packit keeps its cache in ~/.packit. It never deletes it.\n")
+    _gzipped(doc / "old.tar.gz", "not a document")  # an archive: counted, not read
+    (doc / "broken.md.gz").write_bytes(b"\x1f\x8b\x08\x00 not really gzip")
+    report = ReadReport()
+    passages = list(read_passages([str(tmp_path / "doc")], report))
+    assert {p["document"] for p in passages} == {"packit/README.md.gz", "packit/NOTES.txt.gz"}
+    readme = [p for p in passages if p["document"] == "packit/README.md.gz"]
+    assert readme[0]["metadata"]["section"].endswith("Install") and "pip install packit" in readme[0]["text"]
+    assert all(p["source"].startswith(str(doc)) for p in passages)  # where it was read, not the copy
+    assert report.ignored_types == {".gz": 1}
+    assert len(report.problems) == 1 and report.problems[0].startswith(f"{doc / 'broken.md.gz'}: not a readable gzip file")
+    assert report.problem_files == {str((doc / "broken.md.gz").resolve())}

@@ -17,9 +17,12 @@ still come through.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
-from dataclasses import dataclass, field
+import tempfile
+import zlib
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -34,7 +37,7 @@ from agent.errors import InputError
 TEXT_SUFFIXES = set(plain_text.SUFFIXES)
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
 SUPPORTED = TEXT_SUFFIXES | JSONL_SUFFIXES | set(STRUCTURED)
-SUPPORTED_NAMES = ".pdf, .html, .docx, .md, .rst, .txt, .jsonl or a manual page: .1 to .9, gzipped or not"
+SUPPORTED_NAMES = ".pdf, .html, .docx, .md, .rst, .txt, .jsonl or a manual page (.1 to .9), gzipped or not"
 
 
 @dataclass
@@ -214,8 +217,46 @@ def _structured(path: Path, relative: str, report: ReadReport, read: Callable[[]
 
 
 def supported(path: Path) -> bool:
-    """Whether a reader takes the file: by its suffix, or as a manual page's source by its name."""
-    return path.suffix.lower() in SUPPORTED or reader_for(path) is not None
+    """Whether a reader takes the file: by its suffix, or as a manual page's source by its name, or
+    gzipped (Debian's `README.md.gz`)."""
+    return path.suffix.lower() in SUPPORTED or reader_for(path) is not None or gzipped(path)
+
+
+def gzipped(path: Path) -> bool:
+    """Whether the file is a gzipped document of a format a reader takes ("README.md.gz", as Debian
+    installs a package's longer docs); a manual page's source is read as one whatever its suffix."""
+    inner = Path(path.stem)
+    return path.suffix.lower() == ".gz" and reader_for(path) is None and inner.suffix.lower() in SUPPORTED
+
+
+def _read_gzipped(path: Path, relative: str, report: ReadReport) -> Iterator[Document]:
+    """The documents of the file inside, read by its own format from a copy, named and located
+    as the gzipped file (its id keeps the ".gz": the file it was read from)."""
+    try:
+        raw = gzip.decompress(path.read_bytes())
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+        report.skip(path, f"{path}: not a readable gzip file ({error})")
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / path.stem
+        copy.write_bytes(raw)
+        problems = len(report.problems)
+        for document in _reader(copy)(copy, relative, report):
+            yield replace(document, source=document.source.replace(str(copy), str(path)),
+                          origin=str(path.resolve()), size=path.stat().st_size)
+        report.problems[problems:] = [problem.replace(str(copy), str(path)) for problem in report.problems[problems:]]
+        if str(copy.resolve()) in report.problem_files:
+            report.problem_files.discard(str(copy.resolve()))
+            report.problem_files.add(str(path.resolve()))
+
+
+def _reader(path: Path) -> Callable[[Path, str, ReadReport], Iterator[Document]]:
+    """The function that reads a file of this name."""
+    if gzipped(path):
+        return _read_gzipped
+    if reader_for(path):
+        return _read_structured
+    return _read_jsonl if path.suffix.lower() in JSONL_SUFFIXES else _read_text_file
 
 
 def input_files(paths: list[str], report: ReadReport) -> Iterator[tuple[Path, str]]:
@@ -259,12 +300,9 @@ def read_documents(paths: list[str], report: ReadReport) -> Iterator[Document]:
     """Every document in the inputs, in order, streamed; a repeated id keeps the first."""
     seen: set[str] = set()
     for path, relative in input_files(paths, report):
-        suffix = path.suffix.lower()
-        reader = _read_structured if reader_for(path) else _read_jsonl if suffix in JSONL_SUFFIXES \
-            else _read_text_file
         pages_before = report.pages
         try:
-            for document in reader(path, relative, report):
+            for document in _reader(path)(path, relative, report):
                 if document.id in seen:
                     report.duplicates += 1
                     continue
