@@ -124,9 +124,9 @@ def _tags_over(lines: list[str]) -> int:
         while tags < len(lines) - 1 and indent_of(lines[tags]) == indent_of(first) \
                 and lines[tags].strip().startswith("-") and len(lines[tags].strip()) <= width:
             tags += 1
-    tag_lines, rest = lines[:tags], lines[tags:]
-    fits = (all(len(line.strip()) <= width for line in tag_lines) and bool(rest)
-            and all(indent_of(line) > indent_of(first) for line in rest) and not tag_lines[-1].rstrip().endswith((".", ",")))
+    rest = lines[tags:]
+    fits = (len(first.strip()) <= width and bool(rest)  # the tag lines after the first were measured above
+            and all(indent_of(line) > indent_of(first) for line in rest) and not lines[tags - 1].rstrip().endswith((".", ",")))
     return tags if fits else 0
 
 

@@ -11,17 +11,15 @@ with the page it points to, which the folder usually holds.
 
 from __future__ import annotations
 
-import gzip
 import re
 import shutil
 import subprocess
 import tempfile
-import zlib
 from pathlib import Path
 
 from agent.documents import manpage
 from agent.documents.model import Structure, Unreadable
-from agent.documents.text import decode
+from agent.documents.text import decode, gunzipped
 
 NAME = re.compile(r"\.[1-9][a-z]{0,3}(\.gz)?$", re.IGNORECASE)  # gzip.1, gzip.1.gz, Pod::Usage.3pm.gz
 TYPESET_SECONDS = 60
@@ -43,12 +41,7 @@ def page_name(path: Path) -> str:
 def source(path: Path) -> str:
     """The page's roff text, decompressed when gzipped."""
     raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as error:
-            raise Unreadable(f"not a readable gzip file ({error})") from None
-    return decode(raw)
+    return decode(gunzipped(raw) if raw[:2] == b"\x1f\x8b" else raw)
 
 
 def pointer(text: str) -> str | None:

@@ -4,7 +4,9 @@ formats decode through `decode` and then parse."""
 
 from __future__ import annotations
 
+import gzip
 import re
+import zlib
 
 from agent.documents.model import Unreadable
 
@@ -19,6 +21,15 @@ def sniff(raw: bytes) -> None:
         raise Unreadable("empty file" if not raw else "empty file (only whitespace)")
     if b"\x00" in raw[:SNIFF] or raw.lstrip()[:8].startswith(BINARY_MAGIC):
         raise Unreadable("binary file, not text" + looks_like(raw))
+
+
+def gunzipped(raw: bytes) -> bytes:
+    """A gzipped file's contents (a manual page's source, Debian's `README.md.gz`), or Unreadable
+    naming why they cannot be had."""
+    try:
+        return gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as error:  # OSError: gzip.BadGzipFile
+        raise Unreadable(f"not a readable gzip file ({error})") from None
 
 
 def decode(raw: bytes) -> str:

@@ -17,11 +17,9 @@ still come through.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import tempfile
-import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
@@ -233,9 +231,9 @@ def _read_gzipped(path: Path, relative: str, report: ReadReport) -> Iterator[Doc
     """The documents of the file inside, read by its own format from a copy, named and located
     as the gzipped file (its id keeps the ".gz": the file it was read from)."""
     try:
-        raw = gzip.decompress(path.read_bytes())
-    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
-        report.skip(path, f"{path}: not a readable gzip file ({error})")
+        raw = plain_text.gunzipped(path.read_bytes())
+    except Unreadable as problem:
+        report.skip(path, f"{path}: {problem}")
         return
     with tempfile.TemporaryDirectory() as scratch:
         copy = Path(scratch) / path.stem
