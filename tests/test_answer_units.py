@@ -123,8 +123,12 @@ def test_a_label_leads_into_no_code_unit_and_a_long_item_gives_its_sentences():
     label = {"id": "c", "title": "T", "kind": "code", "text": "Pipe example:\n*.gz = pipe: gunzip"}
     assert passage_sentences(label) == []  # "Example:" labels a listing; it says nothing the code does
     options = {"id": "l", "title": "T", "kind": "list",
-               "text": "The options are:\n--progress — Enable short progress output. It reduces the noise of a run."}
-    assert passage_sentences(options) == ["`--progress` — Enable short progress output.", "It reduces the noise of a run."]
+               "text": "The options are:\n--progress — Enable short progress output. It reduces the noise of a run.\n"
+                       "Verbose mode — Everything is printed. Nothing is left out of the log."}
+    # each sentence of an option's description says its option; a term that is no option is not repeated
+    assert passage_sentences(options) == ["`--progress` — Enable short progress output.",
+                                          "`--progress` — It reduces the noise of a run.",
+                                          "Verbose mode — Everything is printed.", "Nothing is left out of the log."]
 
 
 def test_a_pdf_manuals_option_and_its_description_are_one_item(tmp_path):

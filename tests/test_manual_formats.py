@@ -283,11 +283,15 @@ Keep (don't delete) input files after packing.
 .TP
 \fB\-\-level\fR=\fIN\fR
 Set the compression level from 1 to 9.
+.IP
+Higher levels make smaller archives and take longer.
 .IP "\fB\-c\fR" 4
 .PD 0
 .IP "\fB\-\-continue\fR" 4
 .PD
 Continue packing a partially packed file.
+.PP
+Options may be given in any order on the command line.
 .SH "SEE ALSO"
 gzip(1)
 """
@@ -314,6 +318,9 @@ def test_a_manual_pages_roff_source_is_typeset_and_read_by_its_layout(tmp_path):
     assert "`-k, --keep` — Keep (don't delete) input files after packing." in units
     assert "`--level=N` — Set the compression level from 1 to 9." in units
     assert "`-c --continue` — Continue packing a partially packed file." in units  # spellings on lines of their own
+    # a further paragraph of an option's description is said of that option; the section's prose is not
+    assert "`--level=N` — Higher levels make smaller archives and take longer." in units
+    assert "Options may be given in any order on the command line." in units
     text = "\n".join(p["text"] for p in passages)
     assert "\\f" not in text and ".TP" not in text and "PACKIT(1)" not in text
     assert any("only points to another page (man1/packit.1)" in problem for problem in report.problems)

@@ -217,7 +217,10 @@ def table_units(text: str) -> list[tuple[str, str]]:
 def list_items(lines: list[str]) -> list[tuple[str, str]]:
     """Each top-level item with its nested items after it ("; ") as one unit; an item of several
     sentences (a definition list's long definition) gives each sentence, its first with the
-    item's term. A lead-in line ending in ':' is no item."""
+    item's term, and every one with it where the term is an option or a name ("`-k, --insecure`",
+    "`COVERAGE_FILE`", not "`filter by pattern`"): "This option makes curl skip the verification
+    step." answers only with the option it is said of. A lead-in line ending in
+    ':' is no item."""
     if lines[0].rstrip().endswith(":") and not lines[0].startswith(" "):
         lines = lines[1:]
     items: list[list[str]] = []
@@ -231,7 +234,10 @@ def list_items(lines: list[str]) -> list[tuple[str, str]]:
         parts = [labelled(parts[0]), *parts[1:]]
         said = sentences(parts[0])
         if len(parts) == 1 and len(said) > 1:
-            units += [("item", option(said[0]))] + [("sentence", s) for s in said[1:] if len(s) >= MIN_ANSWER_SENTENCE]
+            head = option(said[0])
+            key = _OPTION.match(head) if _FLAG.search(option_head(head)) or " " not in option_head(head) else None
+            units += [("item", head)] + [("item" if key else "sentence", f"{key.group(0)}{s}" if key else s)
+                                         for s in said[1:] if len(s) >= MIN_ANSWER_SENTENCE]
         elif len(" ".join(parts)) >= MIN_ANSWER_SENTENCE:
             units.append(("item", completed(option("; ".join(parts)))))
     return units

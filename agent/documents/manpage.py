@@ -55,11 +55,17 @@ class _Page:
         self.builder = builder
         self.items: list[str] = []
         self.lead_in = -1  # the indent of the prose paragraph just read when it ends with ":", else -1
+        self.tag, self.column = "", -1  # the last item's tag and its description's indent
 
     def flush(self) -> None:
         if self.items:
             self.builder.add("list", "\n".join(self.items))
             self.items = []
+        self.tag, self.column = "", -1
+
+    def item(self, tag: str, said: str, column: int) -> None:
+        self.items.append(f"{tag} — {said}")
+        self.tag, self.column = tag, column
 
     def read(self, lines: list[str]) -> None:
         index = 0
@@ -100,11 +106,16 @@ class _Page:
                                                for line in lines))
         elif bullet:
             self.items.append(_joined([first.strip()[bullet.end():], *rest]))
+            self.tag, self.column = "", -1
         elif tags := _tags_over(lines):
-            self.items.append(f"{' '.join(line.strip() for line in lines[:tags])} — {_joined(lines[tags:])}")
+            self.item(" ".join(line.strip() for line in lines[:tags]), _joined(lines[tags:]), indent_of(lines[tags]))
         elif beside:
             tag, said = beside
-            self.items.append(f"{tag} — {_joined([said, *rest])}")
+            self.item(tag, _joined([said, *rest]), indent_of(rest[0]) if rest else indent + len(first.strip()) - len(said))
+        elif self.tag and indent >= self.column and not lines[-1].rstrip().endswith(":"):
+            # a further paragraph of the item's description ("Providing --retry multiple times ..."):
+            # said of its option, and read so only with the option's name before it
+            self.items.append(f"{self.tag} — {_joined(lines)}")
         else:
             self.flush()
             text = _joined(lines)
