@@ -127,7 +127,7 @@ def test_a_label_leads_into_no_code_unit_and_a_long_item_gives_its_sentences():
                        "Verbose mode — Everything is printed. Nothing is left out of the log."}
     # each sentence of an option's description says its option; a term that is no option is not repeated
     assert passage_sentences(options) == ["`--progress` — Enable short progress output.",
-                                          "`--progress` — It reduces the noise of a run.",
+                                          "`--progress` — … It reduces the noise of a run.",
                                           "Verbose mode — Everything is printed.", "Nothing is left out of the log."]
 
 

@@ -319,7 +319,7 @@ def test_a_manual_pages_roff_source_is_typeset_and_read_by_its_layout(tmp_path):
     assert "`--level=N` — Set the compression level from 1 to 9." in units
     assert "`-c --continue` — Continue packing a partially packed file." in units  # spellings on lines of their own
     # a further paragraph of an option's description is said of that option; the section's prose is not
-    assert "`--level=N` — Higher levels make smaller archives and take longer." in units
+    assert "`--level=N` — … Higher levels make smaller archives and take longer." in units
     assert "Options may be given in any order on the command line." in units
     text = "\n".join(p["text"] for p in passages)
     assert "\\f" not in text and ".TP" not in text and "PACKIT(1)" not in text

@@ -235,8 +235,9 @@ def list_items(lines: list[str]) -> list[tuple[str, str]]:
         said = sentences(parts[0])
         if len(parts) == 1 and len(said) > 1:
             head = option(said[0])
-            key = _OPTION.match(head) if _FLAG.search(option_head(head)) or " " not in option_head(head) else None
-            units += [("item", head)] + [("item" if key else "sentence", f"{key.group(0)}{s}" if key else s)
+            term = head.split(" — ")[0].replace("`", "") if _OPTION.match(head) else ""
+            key = _OPTION.match(head) if term and (_FLAG.search(term) or " " not in term) else None
+            units += [("item", head)] + [("item" if key else "sentence", f"{key.group(0)}{CARRIED}{s}" if key else s)
                                          for s in said[1:] if len(s) >= MIN_ANSWER_SENTENCE]
         elif len(" ".join(parts)) >= MIN_ANSWER_SENTENCE:
             units.append(("item", completed(option("; ".join(parts)))))
@@ -252,6 +253,18 @@ def labelled(item: str) -> str:
     — Test: Check the integrity."): the label alone is no answer, and the sentence alone does not
     say its option."""
     return _LABEL.sub(r"\1\2: ", item, count=1)
+
+
+# between an option's name and a later sentence of its description: the sentence is quoted with the
+# option it is said of ("`--train FILEs` — … The legacy builder is --train-legacy."), and scored as it
+# stands in the manual (`said_alone`), so the description's first sentence still speaks for the option
+CARRIED = "… "
+_CARRIED_HEAD = re.compile(rf"^`[^`]+` — {CARRIED}")
+
+
+def said_alone(unit: str) -> str:
+    """The unit without an option's name carried before a later sentence of its description."""
+    return _CARRIED_HEAD.sub("", unit, count=1)
 
 
 def option(item: str) -> str:
@@ -285,7 +298,7 @@ def unit_prose(unit: str) -> str:
     """The unit as the selector and the reader read it: a code unit as one sentence, its lead-in
     then the start of its code ("To run the tests, type: make check."); backticks dropped. The
     models were trained on prose sentences, so they read what the unit says in that form."""
-    prose, block = split_code(unit)
+    prose, block = split_code(said_alone(unit))
     if block:
         code = " ; ".join(line.strip() for line in block.split("\n")[1:-1] if line.strip())
         prose = completed(f"{prose.strip()} {code[:SCORED_CODE].strip()}")
@@ -305,6 +318,7 @@ OPTION_HEAD = 60  # characters of a unit without " — " that may hold its optio
 def option_head(unit: str) -> str:
     """The part of a unit that may hold its option names: before " — ", else its first
     OPTION_HEAD characters, without code marks."""
+    unit = said_alone(unit)
     return (unit.split(" — ")[0] if " — " in unit else unit[:OPTION_HEAD]).replace("`", "")
 
 
@@ -336,6 +350,7 @@ def is_option_unit(unit: str) -> bool:
 def says_how(passage: dict, unit: str) -> bool:
     """Whether the unit tells how: a code block with its lead-in, an option's row, or an
     instruction (it opens with an instruction verb, or "To do X, do Y")."""
+    unit = said_alone(unit)
     if is_code_unit(unit) or passage_kind(passage) == "table" or is_option_unit(unit):
         return True
     first = (re.findall(r"[A-Za-z]+", unit) or [""])[0].lower()

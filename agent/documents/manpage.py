@@ -115,7 +115,7 @@ class _Page:
         elif self.tag and indent >= self.column and not lines[-1].rstrip().endswith(":"):
             # a further paragraph of the item's description ("Providing --retry multiple times ..."):
             # said of its option, and read so only with the option's name before it
-            self.items.append(f"{self.tag} — {_joined(lines)}")
+            self.items.append(f"{self.tag} — … {_joined(lines)}")
         else:
             self.flush()
             text = _joined(lines)
