@@ -125,6 +125,14 @@ def test_sentences_do_not_end_at_an_abbreviation_or_an_initial():
                                "J. K. Rowling wrote it in the U.S. in 1997 [2].", "It sold well."]
 
 
+def test_an_ellipsis_before_a_lower_case_word_or_a_number_ends_no_sentence():
+    from agent.steps.interpretations import sentences
+
+    text = "Set the block size to 100 k, 200 k ...  900 k when compressing. It waited... Then it left … and came back."
+    assert sentences(text) == ["Set the block size to 100 k, 200 k ... 900 k when compressing.", "It waited...",
+                               "Then it left … and came back."]
+
+
 def test_a_field_the_grammar_cut_mid_word_loses_the_cut_word():
     from agent.llm.answers import uncut
     from agent.llm.schemas import ANSWER_CAP, CitedInterpretation, Synthesis
