@@ -124,11 +124,14 @@ def test_a_label_leads_into_no_code_unit_and_a_long_item_gives_its_sentences():
     assert passage_sentences(label) == []  # "Example:" labels a listing; it says nothing the code does
     options = {"id": "l", "title": "T", "kind": "list",
                "text": "The options are:\n--progress — Enable short progress output. It reduces the noise of a run.\n"
-                       "Verbose mode — Everything is printed. Nothing is left out of the log."}
+                       "Verbose mode — Everything is printed. Nothing is left out of the log.\n"
+                       "log-level [LEVEL] — Without an argument, print the current level. With LEVEL, set the level to LEVEL."}
     # each sentence of an option's description says its option; a term that is no option is not repeated
     assert passage_sentences(options) == ["`--progress` — Enable short progress output.",
                                           "`--progress` — … It reduces the noise of a run.",
-                                          "Verbose mode — Everything is printed.", "Nothing is left out of the log."]
+                                          "Verbose mode — Everything is printed.", "Nothing is left out of the log.",
+                                          "`log-level [LEVEL]` — Without an argument, print the current level.",
+                                          "`log-level [LEVEL]` — … With LEVEL, set the level to LEVEL."]
 
 
 def test_a_pdf_manuals_option_and_its_description_are_one_item(tmp_path):

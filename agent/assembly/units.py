@@ -217,8 +217,8 @@ def table_units(text: str) -> list[tuple[str, str]]:
 def list_items(lines: list[str]) -> list[tuple[str, str]]:
     """Each top-level item with its nested items after it ("; ") as one unit; an item of several
     sentences (a definition list's long definition) gives each sentence, its first with the
-    item's term, and every one with it where the term is an option or a name ("`-k, --insecure`",
-    "`COVERAGE_FILE`", not "`filter by pattern`"): "This option makes curl skip the verification
+    item's term, and every one with it where the term is an option, a name or a command's syntax
+    ("`-k, --insecure`", "`COVERAGE_FILE`", "`log-target [TARGET]`", not "`filter by pattern`"): "This option makes curl skip the verification
     step." answers only with the option it is said of. A lead-in line ending in
     ':' is no item."""
     if lines[0].rstrip().endswith(":") and not lines[0].startswith(" "):
@@ -236,7 +236,7 @@ def list_items(lines: list[str]) -> list[tuple[str, str]]:
         if len(parts) == 1 and len(said) > 1:
             head = option(said[0])
             term = head.split(" — ")[0].replace("`", "") if _OPTION.match(head) else ""
-            key = _OPTION.match(head) if term and (_FLAG.search(term) or " " not in term) else None
+            key = _OPTION.match(head) if term and _NAMES_SYNTAX.search(term) else None
             units += [("item", head)] + [("item" if key else "sentence", f"{key.group(0)}{CARRIED}{s}" if key else s)
                                          for s in said[1:] if len(s) >= MIN_ANSWER_SENTENCE]
         elif len(" ".join(parts)) >= MIN_ANSWER_SENTENCE:
@@ -244,6 +244,9 @@ def list_items(lines: list[str]) -> list[tuple[str, str]]:
     return units
 
 
+# a term that is an option, a name or a command's syntax ("-k, --insecure", "COVERAGE_FILE",
+# "log-target [TARGET]", "merge <dir>"), not words ("filter by pattern")
+_NAMES_SYNTAX = re.compile(r"^\S+$|(?<![\w-])-{1,2}[A-Za-z]|[\[<{=$]|\b[A-Z][A-Z_]+\b")
 _LABEL = re.compile(r"^(.{1,80}? — )([A-Z]\w*)\.\s+(?=[A-Z])")  # "-t --test — Test. Check ..."
 
 
