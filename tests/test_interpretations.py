@@ -125,6 +125,14 @@ def test_sentences_do_not_end_at_an_abbreviation_or_an_initial():
                                "J. K. Rowling wrote it in the U.S. in 1997 [2].", "It sold well."]
 
 
+def test_a_sentence_in_parentheses_ends_with_its_parenthesis():
+    from agent.steps.interpretations import sentences
+
+    text = "(The name is kept if it was cut.) When unpacking, the name is restored (see below). It works (mostly.)"
+    assert sentences(text) == ["(The name is kept if it was cut.)", "When unpacking, the name is restored (see below).",
+                               "It works (mostly.)"]
+
+
 def test_an_ellipsis_before_a_lower_case_word_or_a_number_ends_no_sentence():
     from agent.steps.interpretations import sentences
 

@@ -28,8 +28,9 @@ READINGS_INTRO = "The documents support {n} readings of this question."  # befor
 _INTRO = re.compile(re.escape(READINGS_INTRO).replace(re.escape("{n}"), r"\d+"))
 # a blank line ends a sentence too: a passage read by structure keeps one between its paragraphs,
 # after a line with no closing mark ("Added in: v7.3.0"); a list's lead-in and items (single line
-# breaks) read on as one sentence; prose windows have no line breaks at all
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?]\])\s+|(?<=\])\s+(?=[A-Z])|\s*\n[ \t]*\n\s*")
+# breaks) read on as one sentence; prose windows have no line breaks at all. A parenthesis closing
+# after a full stop ends its sentence when a capital follows ("(See below.) The ...")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?]\])\s+|(?<=[.!?]\))\s+(?=[A-Z])|(?<=\])\s+(?=[A-Z])|\s*\n[ \t]*\n\s*")
 _FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)  # a code block, or one a cut answer left open
 _BLOCK = "\x00"  # marks a code block's place while the text around it is split
 _HIDDEN = re.compile("\x00(\\d+)\x00")
