@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from agent.documents.model import KINDS
+from agent.documents.model import CARRIED, KINDS
 from agent.steps.grounding import stem
 from agent.steps.interpretations import sentences
 
@@ -218,9 +218,8 @@ def list_items(lines: list[str]) -> list[tuple[str, str]]:
     """Each top-level item with its nested items after it ("; ") as one unit; an item of several
     sentences (a definition list's long definition) gives each sentence, its first with the
     item's term, and every one with it where the term is an option, a name or a command's syntax
-    ("`-k, --insecure`", "`COVERAGE_FILE`", "`log-target [TARGET]`", not "`filter by pattern`"): "This option makes curl skip the verification
-    step." answers only with the option it is said of. A lead-in line ending in
-    ':' is no item."""
+    (`carried_head`): "This option makes curl skip the verification step." answers only with the
+    option it is said of. A lead-in line ending in ':' is no item."""
     if lines[0].rstrip().endswith(":") and not lines[0].startswith(" "):
         lines = lines[1:]
     items: list[list[str]] = []
@@ -235,9 +234,8 @@ def list_items(lines: list[str]) -> list[tuple[str, str]]:
         said = sentences(parts[0])
         if len(parts) == 1 and len(said) > 1:
             head = option(said[0])
-            term = head.split(" — ")[0].replace("`", "") if _OPTION.match(head) else ""
-            key = _OPTION.match(head) if term and _NAMES_SYNTAX.search(term) else None
-            units += [("item", head)] + [("item" if key else "sentence", f"{key.group(0)}{CARRIED}{s}" if key else s)
+            carried = carried_head(head)
+            units += [("item", head)] + [("item", f"{carried}{CARRIED}{s}") if carried else ("sentence", s)
                                          for s in said[1:] if len(s) >= MIN_ANSWER_SENTENCE]
         elif len(" ".join(parts)) >= MIN_ANSWER_SENTENCE:
             units.append(("item", completed(option("; ".join(parts)))))
@@ -247,6 +245,13 @@ def list_items(lines: list[str]) -> list[tuple[str, str]]:
 # a term that is an option, a name or a command's syntax ("-k, --insecure", "COVERAGE_FILE",
 # "log-target [TARGET]", "merge <dir>"), not words ("filter by pattern")
 _NAMES_SYNTAX = re.compile(r"^\S+$|(?<![\w-])-{1,2}[A-Za-z]|[\[<{=$]|\b[A-Z][A-Z_]+\b")
+
+
+def carried_head(head: str) -> str:
+    """What the later sentences of an item opening with `head` are quoted after ("`-k, --insecure` — "):
+    its term shown as code when that term names an option, a name or a syntax, else ""."""
+    key = _OPTION.match(head)
+    return key.group(0) if key and _NAMES_SYNTAX.search(head[1:head.index("`", 1)]) else ""
 _LABEL = re.compile(r"^(.{1,80}? — )([A-Z]\w*)\.\s+(?=[A-Z])")  # "-t --test — Test. Check ..."
 
 
@@ -258,10 +263,9 @@ def labelled(item: str) -> str:
     return _LABEL.sub(r"\1\2: ", item, count=1)
 
 
-# between an option's name and a later sentence of its description: the sentence is quoted with the
-# option it is said of ("`--train FILEs` — … The legacy builder is --train-legacy."), and scored as it
-# stands in the manual (`said_alone`), so the description's first sentence still speaks for the option
-CARRIED = "… "
+# a later sentence of an option's description is quoted with the option it is said of ("`--train FILEs`
+# — … The legacy builder is --train-legacy."), and scored as it stands in the manual (`said_alone`), so
+# the description's first sentence still speaks for the option
 _CARRIED_HEAD = re.compile(rf"^`[^`]+` — {CARRIED}")
 
 

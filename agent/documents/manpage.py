@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from agent.documents.model import SectionBuilder, Structure
+from agent.documents.model import CARRIED, SectionBuilder, Structure
 from agent.documents.text import indent_of
 
 _HEADER = re.compile(r"^\S+\([1-9][a-z]{0,3}\)\s.*\S+\([1-9][a-z]{0,3}\)\s*$")
@@ -110,12 +110,12 @@ class _Page:
         elif tags := _tags_over(lines):
             self.item(" ".join(line.strip() for line in lines[:tags]), _joined(lines[tags:]), indent_of(lines[tags]))
         elif beside:
-            tag, said = beside
-            self.item(tag, _joined([said, *rest]), indent_of(rest[0]) if rest else indent + len(first.strip()) - len(said))
+            tag, said, column = beside
+            self.item(tag, _joined([said, *rest]), column)
         elif self.tag and indent >= self.column and not lines[-1].rstrip().endswith(":"):
             # a further paragraph of the item's description ("Providing --retry multiple times ..."):
             # said of its option, and read so only with the option's name before it
-            self.items.append(f"{self.tag} — … {_joined(lines)}")
+            self.items.append(f"{self.tag} — {CARRIED}{_joined(lines)}")
         else:
             self.flush()
             text = _joined(lines)
@@ -141,17 +141,17 @@ def _tags_over(lines: list[str]) -> int:
     return tags if fits else 0
 
 
-def _tag_beside(first: str, rest: list[str]) -> tuple[str, str] | None:
-    """(tag, what it does) of a paragraph whose tag stands beside its description ("KiB    Multiply
-    ..."), its wrapped lines under the description's column; alone on its line, the tag is an
-    option or one word. None for other paragraphs."""
+def _tag_beside(first: str, rest: list[str]) -> tuple[str, str, int] | None:
+    """(tag, what it does, the description's column) of a paragraph whose tag stands beside its
+    description ("KiB    Multiply ..."), its wrapped lines under the description's column; alone on
+    its line, the tag is an option or one word. None for other paragraphs."""
     stripped = first.strip()
     gap = TAG_GAP.search(stripped)
     if not gap or gap.start() >= TAG_WIDTH:
         return None
     tag, column = stripped[:gap.start() + 1], indent_of(first) + gap.end() - 1
     fits = all(indent_of(line) == column for line in rest) if rest else stripped.startswith("-") or " " not in tag
-    return (tag, stripped[gap.end() - 1:]) if fits else None
+    return (tag, stripped[gap.end() - 1:], column) if fits else None
 
 
 def _joined(lines: list[str]) -> str:

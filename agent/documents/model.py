@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 KINDS = ("text", "list", "code", "table")
+# between an item's term and a later part of its description, for the sentences left out between
+# ("-k, --insecure — … This option makes curl skip the verification step."): a reader writes it
+# before a further paragraph of an option, and answer units before each later sentence of one
+CARRIED = "… "
 
 
 class Unreadable(Exception):

@@ -98,9 +98,9 @@ def marker(citations: list[str], passages: list[dict]) -> str:
     return f" [{', '.join(map(str, numbers))}]" if numbers else ""
 
 
-# a piece ending in one of these did not end a sentence ("Apple Inc. on April 1, 1976 [1].")
 # an ellipsis before a lower-case word or a number leaves the sentence open ("100 k, 200 k ... 900 k")
 _RUNS_ON = re.compile(r"(?:\.\.|…) [a-z0-9]$")
+# a piece ending in one of these did not end a sentence ("Apple Inc. on April 1, 1976 [1].")
 _ABBREVIATION = re.compile(r"\b(Inc|Corp|Co|Ltd|Jr|Sr|St|Dr|Mr|Mrs|Ms|Prof|Gen|Gov|Sen|Rep|No|vs|approx|e\.g|i\.e|"
                            r"U\.S|U\.K|[A-Z])\.$")
 
