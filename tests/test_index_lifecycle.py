@@ -99,6 +99,49 @@ def test_sync_deletes_what_the_root_no_longer_has_and_keeps_files_with_errors(tm
     assert stats(store)["check"]["consistent"]
 
 
+def test_two_folders_files_of_one_name_are_two_documents_in_one_run_and_across_runs(tmp_path, backend, embedder):
+    """`ingest docs/orjson docs/rich` reads two README.md: the second is named with its folder, in
+    one run or the next, and never replaces the first; a re-ingest finds it unchanged."""
+    folders = {name: tmp_path / "docs" / name for name in ("orjson", "rich", "typer")}
+    for name, folder in folders.items():
+        folder.mkdir(parents=True)
+        (folder / "README.md").write_text(f"# {name}\n\nInstall {name} with pip.")
+    store = backend.new()
+    report = ReadReport()
+    result = ingest(store, read_documents([str(folders["orjson"]), str(folders["rich"])], report))
+    assert result["documents_added"] == 2 and report.renamed == ["rich/README.md"] and report.duplicates == 0
+    result = ingest(store, read_documents([str(folders["typer"])], ReadReport()))
+    assert (result["documents_added"], result["documents_updated"], result["renamed"]) == (1, 0, ["typer/README.md"])
+    texts = {p["document"]: p["text"] for p in store.get(sorted(i for i, *_ in store.all_passages())).values()}
+    assert sorted(texts) == ["README.md", "rich/README.md", "typer/README.md"]
+    assert "orjson" in texts["README.md"] and "typer" in texts["typer/README.md"]
+    result = ingest(store, read_documents([str(folders["typer"])], ReadReport()), sync=[str(folders["typer"])])
+    assert (result["documents_unchanged"], result["documents_added"], result["documents_deleted"]) == (1, 0, 0)
+    assert stats(store)["check"]["consistent"]
+
+
+def test_a_moved_file_and_a_records_own_id_keep_their_names(tmp_path, backend, embedder):
+    """A longer name is for another file that still exists: a file moved to another folder is the
+    same document, and a JSONL record's id is its own, whichever file holds it."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    (old / "guide.md").write_text("# Guide\n\nalpha")
+    (old / "a.jsonl").write_text(json.dumps({"id": "r1", "text": "one"}) + "\n")
+    store = backend.new()
+    ingest(store, read_documents([str(old)], ReadReport()))
+    old.rename(new)
+    (new / "guide.md").write_text("# Guide\n\nalpha, revised")
+    result = ingest(store, read_documents([str(new)], ReadReport()))
+    assert (result["documents_updated"], result["renamed"]) == (1, [])
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "b.jsonl").write_text(json.dumps({"id": "r1", "text": "one, again"}) + "\n")
+    report = ReadReport()
+    result = ingest(store, read_documents([str(other)], report))
+    assert (result["documents_updated"], result["renamed"], report.renamed) == (1, [], [])
+    assert sorted(store.documents(["guide.md", "r1"])) == ["guide.md", "r1"]
+
+
 class Killed(Exception):
     """Stands for SIGKILL: the write stops here and nothing after it runs."""
 
@@ -215,3 +258,16 @@ def test_cli_searches_the_postgresql_index_and_refuses_two_indexes_at_once(tmp_p
     assert code == 0 and [p["id"] for p in json.loads(out)] == ["a.md"]
     code, out, err = run_cli(capsys, "search", "x", "--index", str(tmp_path / "i"), "--database-url", "postgresql://h/d")
     assert code == 1 and "give one of them" in err
+
+
+def test_cli_says_which_documents_it_named_with_their_folder(tmp_path, backend, embedder, capsys):
+    index = backend.location(backend.new())
+    for name in ("nyc", "c8"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "README.md").write_text(f"# {name}\n\nRun {name} --all to report every file.")
+    code, out, err = run_cli(capsys, "ingest", str(tmp_path / "nyc"), str(tmp_path / "c8"), *index, "--quiet")
+    assert code == 0 and "documents: 2 added" in out
+    assert "named 1 documents with their folder, their path being another file's document: c8/README.md" in err
+    code, out, err = run_cli(capsys, "ingest", str(tmp_path / "c8"), *index, "--json", "--quiet")
+    summary = json.loads(out)
+    assert (summary["renamed"], summary["documents_unchanged"], summary["documents_total"]) == (["c8/README.md"], 1, 2)

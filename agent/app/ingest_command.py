@@ -80,7 +80,11 @@ def cmd_ingest(args) -> int:
         print(f"ignored {report.ignored_files} files of types no reader takes: {kinds}", file=sys.stderr)
     if report.links:
         print(f"left out {report.links} links to files read under their own names", file=sys.stderr)
-    summary = {**counts, "skipped": len(report.problems), "duplicates": report.duplicates,
+    renamed = report.renamed + counts["renamed"]
+    if renamed:
+        print(f"named {len(renamed)} documents with their folder, their path being another file's document: "
+              f"{', '.join(renamed[:5])}{' ...' if len(renamed) > 5 else ''}", file=sys.stderr)
+    summary = {**counts, "renamed": renamed, "skipped": len(report.problems), "duplicates": report.duplicates,
                "ignored_files": report.ignored_files, "links": report.links, "files": report.files, "pages": report.pages,
                "answer_units": units, "seconds": round(seconds, 3), "index": str(store.path)}
     print(json.dumps(summary) if args.json else

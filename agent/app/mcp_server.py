@@ -136,8 +136,8 @@ class DisambigMcp:
         counts = ingest(open_store(self.context(), create=True), read_documents(inside, report),
                         keep=report.problem_files)
         units = embed_units_under(self.context(), inside)  # so the host's first question does not embed them
-        return {**counts, "answer_units": units, "skipped": [str(problem) for problem in report.problems],
-                "files": report.files}
+        return {**counts, "renamed": report.renamed + counts["renamed"], "answer_units": units,
+                "skipped": [str(problem) for problem in report.problems], "files": report.files}
 
 
 async def in_thread(function, *args):

@@ -45,6 +45,7 @@ class ReadReport:
     problems: list[str] = field(default_factory=list)
     ignored_files: int = 0
     duplicates: int = 0  # records repeating an id already read in this run (the first one wins)
+    renamed: list[str] = field(default_factory=list)  # files read under a longer name (`longer_names`)
     problem_files: set[str] = field(default_factory=set)  # files with a skipped part: --sync keeps their documents
     ignored_types: dict[str, int] = field(default_factory=dict)  # suffix -> files of it a directory held
     links: int = 0  # links in a directory to a file read under its own name there (gunzip.1.gz -> gzip.1.gz)
@@ -281,6 +282,18 @@ def input_files(paths: list[str], report: ReadReport) -> Iterator[tuple[Path, st
             report.skip(path, f"{given}: unsupported file type {path.suffix or '(no suffix)'} (use {SUPPORTED_NAMES})")
 
 
+def longer_names(document_id: str, origin: str) -> Iterator[str]:
+    """Names for a file's document with more of its folders, nearest first ("rich/README.md", then
+    "docs/rich/README.md", ...), for a document named by its path relative to the folder it was
+    read under, where that name is already another file's: `disambig ingest docs/orjson docs/rich`
+    reads two README.md. Nothing for an id a record gives itself (JSONL)."""
+    parts, named = Path(origin).parts, tuple(document_id.split("/"))
+    if len(parts) <= len(named) or parts[-len(named):] != named:
+        return
+    for depth in range(len(named) + 1, len(parts)):
+        yield "/".join(parts[-depth:])
+
+
 def _read_as_itself(target: Path, root: Path) -> bool:
     """Whether a linked file is read under its own name in the folder being read: a manual page's
     other names (gunzip.1.gz -> gzip.1.gz) would be the same document twice, under a name that is
@@ -295,16 +308,23 @@ def input_count(paths: list[str]) -> int:
 
 
 def read_documents(paths: list[str], report: ReadReport) -> Iterator[Document]:
-    """Every document in the inputs, in order, streamed; a repeated id keeps the first."""
-    seen: set[str] = set()
+    """Every document in the inputs, in order, streamed. A repeated id keeps the first, except
+    that a file whose path names another file's document (two folders' README.md) is read under a
+    longer name (`longer_names`): it is another document, not a repeat."""
+    seen: dict[str, str] = {}  # id -> the file it was read from
     for path, relative in input_files(paths, report):
         pages_before = report.pages
         try:
             for document in _reader(path)(path, relative, report):
+                if document.id in seen and seen[document.id] != document.origin:
+                    name = next((n for n in longer_names(document.id, document.origin) if n not in seen), None)
+                    if name:
+                        document = replace(document, id=name)
+                        report.renamed.append(name)
                 if document.id in seen:
                     report.duplicates += 1
                     continue
-                seen.add(document.id)
+                seen[document.id] = document.origin
                 yield document
         except OSError as error:
             report.skip(path, f"{path}: cannot read ({error.strerror or error})")

@@ -12,14 +12,14 @@ old passages at once, re-embedding only the passages whose text is new.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from agent.errors import InputError
 from agent.retrieval.bm25 import BM25Index
-from agent.retrieval.corpus import Document, chunk_document, chunk_text, content_id
+from agent.retrieval.corpus import Document, chunk_document, chunk_text, content_id, longer_names
 
 LOOKUP = 256  # documents compared with the index at once
 
@@ -33,6 +33,7 @@ class _Pending:
     origin: str
     size: int
     cut: Callable[[], list[dict]]
+    document: Document | None = None  # what it was read as, to be cut again under another name
 
 
 def _pending(items: Iterable, chunking: tuple[int, int]) -> Iterator[_Pending]:
@@ -48,7 +49,7 @@ def _pending(items: Iterable, chunking: tuple[int, int]) -> Iterator[_Pending]:
     for item in items:
         if isinstance(item, Document):
             yield _Pending(item.id, item.fingerprint(chunking), item.origin, item.size,
-                           lambda item=item: chunk_document(item, *chunking))
+                           lambda item=item: chunk_document(item, *chunking), item)
             continue
         key = item.get("document") or item["id"]
         if group and (group[0].get("document") or group[0]["id"]) != key:
@@ -63,7 +64,7 @@ def ingest(
     store, items: Iterable, progress: Callable[[int], None] | None = None,
     chunking: tuple[int, int] = (200, 40), sync: list[str] | None = None, keep: set[str] | None = None,
     embedded: Callable[[int], None] | None = None,
-) -> dict[str, int]:
+) -> dict:
     """Bring the index in line with the documents (or passages) given.
 
     `progress` is called with the input bytes (Documents) or passages handled. `sync` roots:
@@ -71,8 +72,9 @@ def ingest(
     did not see, except those from files in `keep` (files with skipped parts). `embedded` is
     called with the passages embedded by each batch written, so a long write shows its progress."""
     chunk_text("probe", *chunking)  # refuse bad settings before touching the index
-    counts = dict.fromkeys(("documents_added", "documents_updated", "documents_unchanged", "documents_deleted",
-                            "embedded", "removed"), 0)
+    counts: dict = dict.fromkeys(("documents_added", "documents_updated", "documents_unchanged", "documents_deleted",
+                                  "embedded", "removed"), 0)
+    counts["renamed"] = []  # documents given a longer name: their path named another file's document
     seen: set[str] = set()
     with store.writing():
         counts["repaired"] = store.repair()
@@ -83,9 +85,9 @@ def ingest(
             seen.add(pending.id)
             block.append(pending)
             if len(block) >= LOOKUP:
-                _apply(store, block, counts, progress, embedded)
+                _apply(store, block, counts, progress, embedded, seen, chunking)
         if block:
-            _apply(store, block, counts, progress, embedded)
+            _apply(store, block, counts, progress, embedded, seen, chunking)
         if sync:
             gone = sorted({doc_id for root in sync for doc_id in store.documents_under(str(Path(root).resolve()))}
                           - seen - _kept(store, keep or set()))
@@ -98,13 +100,42 @@ def ingest(
     return counts
 
 
+def _another_file(stored_origin: str, origin: str) -> bool:
+    """Whether a stored document was read from another file that still exists (not this one moved)."""
+    return bool(origin and stored_origin and stored_origin != origin and os.path.exists(stored_origin))
+
+
+def _own_name(store, pending: _Pending, seen: set[str], chunking: tuple[int, int]) -> _Pending:
+    """`pending` under the nearest longer name (corpus.longer_names) that neither this run nor
+    another file's document holds; as it was when it has no such name (a record's own id)."""
+    if pending.document is None:
+        return pending
+    for name in longer_names(pending.id, pending.origin):
+        stored = store.documents([name]).get(name)
+        if name not in seen and (stored is None or not _another_file(stored[1], pending.origin)):
+            seen.add(name)
+            document = replace(pending.document, id=name)
+            return replace(pending, id=name, document=document, cut=lambda: chunk_document(document, *chunking))
+    return pending
+
+
 def _kept(store, files: set[str]) -> set[str]:
     return {doc_id for path in files for doc_id in store.documents_under(path)}
 
 
-def _apply(store, block: list[_Pending], counts: dict, progress, embedded=None) -> None:
-    """Compare a block of documents with the index and write the changed ones in batches."""
+def _apply(store, block: list[_Pending], counts: dict, progress, embedded, seen: set[str],
+           chunking: tuple[int, int]) -> None:
+    """Compare a block of documents with the index and write the changed ones in batches. A file
+    whose name is the document of another file the index still reads from is added under a longer
+    name (`_own_name`), never in its place."""
     known = store.documents([p.id for p in block])
+    for index, pending in enumerate(block):
+        if pending.id in known and _another_file(known[pending.id][1], pending.origin):
+            block[index] = _own_name(store, pending, seen, chunking)
+            if block[index].id != pending.id:
+                seen.discard(pending.id)  # the name stays the other file's: --sync judges that one by itself
+                counts["renamed"].append(block[index].id)
+                known.update(store.documents([block[index].id]))
     moved, batch, batch_size = [], [], 0
 
     def flush() -> None:
