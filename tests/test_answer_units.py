@@ -109,6 +109,19 @@ def test_each_list_item_is_a_unit_and_a_definition_list_reads_as_options(tmp_pat
                                                                  "`--color` — Colour the output."]
 
 
+def test_a_steps_code_is_a_code_unit_led_in_by_its_step_and_footnote_marks_are_left_out(tmp_path):
+    """A README's numbered steps each hold their command: the step's text leads into its code as
+    a paragraph's would, the code keeps its lines, and GitHub's footnote marks read as no words."""
+    readme = ("# Quillpad\n\n## Installation\n\n1. Install the package:\n   ```bash\n   pip install quillpad\n   ```\n"
+              "2. Create the configuration file:\n\n   ```bash\n   quillpad init --config ~/.quillpad.toml\n\n"
+              "   quillpad check\n   ```\n\n3. Start the server with `quillpad serve`.[^1]\n\n"
+              "[^1]: It listens on port 8080.\n")
+    units = units_of(passages_of(tmp_path, "README.md", readme))
+    assert units == ["Install the package:\n```\npip install quillpad\n```",
+                     "Create the configuration file:\n```\nquillpad init --config ~/.quillpad.toml\n\nquillpad check\n```",
+                     "Start the server with quillpad serve.", "It listens on port 8080."]
+
+
 def test_a_saved_help_listing_shows_each_option_as_code(tmp_path):
     listing = ("Usage: watchit [options] [script]\n\nOptions:\n\n  --cwd <dir> .............. change into <dir> before"
                " running the script\n  -q, --quiet .............. minimise messages to start/stop only\n\n"

@@ -19,6 +19,9 @@ MYST_DIRECTIVE = re.compile(r"^\{(?!code|literalinclude|sourcecode)[a-z-]+\}")
 MYST_TARGET = re.compile(r"^\([^()]+\)=$")  # (label)=, a cross-reference target line
 MYST_OPTION = re.compile(r"^:[\w-]+:.*$", re.M)
 MYST_ROLE = re.compile(r"\{[a-z][\w:-]*\}$")
+# a footnote's mark ("0.4 ms[^2]") and a note's label ("[^2]: Chardet does not ..."), as GitHub
+# writes them: CommonMark leaves both as text, which would be read into the sentence
+FOOTNOTE = re.compile(r"\[\^[^\]\s]+\](?::\s*)?")
 
 
 def _parser():
@@ -28,14 +31,16 @@ def _parser():
 
 
 def inline_text(token) -> str:
-    """The words of an inline token, without markup. An image's alt text is not among them: it
-    names a picture, and glued into the sentence around it would read as part of it
+    """The words of an inline token, without markup and footnote marks. An image's alt text is not
+    among them: it names a picture, and glued into the sentence around it would read as part of it
     (`alt_text` gives it apart)."""
     parts: list[str] = []
     for child in token.children or []:
         if child.type == "code_inline" and parts:  # a MyST role: {file}`setup.py` reads as setup.py
             parts[-1] = MYST_ROLE.sub("", parts[-1])
-        if child.type in ("text", "code_inline"):
+        if child.type == "text":
+            parts.append(FOOTNOTE.sub("", child.content))
+        elif child.type == "code_inline":
             parts.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
             parts.append(" ")
@@ -71,7 +76,8 @@ def _emit(tokens, builder: SectionBuilder) -> None:
             index += 1
         elif token.type in ("bullet_list_open", "ordered_list_open"):
             end = _closing(tokens, index)
-            builder.add("list", "\n".join(_list_items(tokens[index:end + 1])))
+            for kind, text, language in _list_blocks(tokens[index:end + 1]):
+                builder.add(kind, text, language)
             index = end + 1
         elif token.type == "table_open":
             end = _closing(tokens, index)
@@ -99,8 +105,12 @@ def _closing(tokens, start: int) -> int:
     return len(tokens) - 1
 
 
-def _list_items(tokens) -> list[str]:
-    """One line per item, nested items indented under theirs, code inside an item kept."""
+def _list_blocks(tokens) -> list[tuple[str, str, str]]:
+    """(kind, text, language) blocks of a list: its items one line each, nested items indented
+    under theirs; the code an item holds is a code block of its own, after the item's text as a
+    paragraph, so a step's lead-in ("Install the package:") leads into its command as a
+    paragraph's does, and the code keeps its lines rather than being read as items."""
+    blocks: list[tuple[str, str, str]] = []
     lines: list[str] = []
     depth = 0
     for token in tokens:
@@ -113,8 +123,16 @@ def _list_items(tokens) -> list[str]:
             if text:
                 lines.append("  " * (depth - 1) + text)
         elif token.type in ("fence", "code_block"):
-            lines.extend("  " * depth + line for line in token.content.rstrip("\n").splitlines())
-    return lines
+            lead = lines.pop().strip() if lines else ""  # the item's own text, just before its code
+            if lines:
+                blocks.append(("list", "\n".join(lines), ""))
+                lines = []
+            if lead:
+                blocks.append(("text", lead, ""))
+            blocks.append(("code", token.content, (token.info or "").split(" ")[0].strip("{}")))
+    if lines:
+        blocks.append(("list", "\n".join(lines), ""))
+    return blocks
 
 
 def _table(tokens) -> str:
