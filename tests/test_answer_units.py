@@ -16,7 +16,7 @@ from agent.assembly.compose import compose, reading_text
 from agent.assembly.features import Candidate
 from agent.assembly.selector import choose, how_preference, whole
 from agent.assembly.text import passage_sentences
-from agent.assembly.units import asks_how, unit_prose
+from agent.assembly.units import asks_how, says_how, unit_prose
 from agent.app.early_answer import ShownAnswer, one_line, pieces
 from agent.retrieval.corpus import ReadReport, read_passages
 from tests.document_files import write_pdf
@@ -120,6 +120,24 @@ def test_a_steps_code_is_a_code_unit_led_in_by_its_step_and_footnote_marks_are_l
     assert units == ["Install the package:\n```\npip install quillpad\n```",
                      "Create the configuration file:\n```\nquillpad init --config ~/.quillpad.toml\n\nquillpad check\n```",
                      "Start the server with quillpad serve.", "It listens on port 8080."]
+
+
+def test_a_section_titled_by_an_option_describes_that_option_in_every_sentence(tmp_path):
+    """Documentation that gives each option a heading of its own (as Node.js's does): the section's
+    sentences say nothing of which option they describe, so each is quoted with it, the first as
+    the option's row; a heading of words, or a man page's upper-case section, is no option."""
+    readme = ("# Quillpad\n\n## Options\n\n### `--watch DIR`\n\nRestart when a file in DIR changes. "
+              "Several directories may be given.\n\n### `QUILLPAD_HOME`\n\nThe folder that holds the notes.\n\n"
+              "## Exit status\n\nZero when every note was saved.\n")
+    assert units_of(passages_of(tmp_path, "README.md", readme)) == [
+        "`--watch DIR` — Restart when a file in DIR changes.",
+        "`--watch DIR` — … Several directories may be given.",
+        "`QUILLPAD_HOME` — The folder that holds the notes.",
+        "Zero when every note was saved."]
+    page = {"id": "p", "title": "T", "kind": "text", "section": "OPTIONS", "text": "Print the version and exit."}
+    assert passage_sentences(page) == ["Print the version and exit."]
+    option_row = passage_sentences({**page, "section": "Options > --version"})[0]
+    assert option_row == "`--version` — Print the version and exit." and says_how({}, option_row)
 
 
 def test_a_saved_help_listing_shows_each_option_as_code(tmp_path):

@@ -81,7 +81,36 @@ def passage_units(passage: dict) -> list[tuple[str, str]]:
                     unit = completed(unit)
                 if len(blocks) == 1 or unit.endswith(ENDS):
                     units.append(("sentence", unit))
-    return units
+    return under_heading(units, option_heading(passage))
+
+
+# a heading that is an option or an environment variable ("--inspect[=[host:]port]", "-p, --print
+# "script"", "NODE_OPTIONS=options"), as documentation that gives each option a section of its own
+# titles it; a plain upper-case heading ("OPTIONS", "PAGER") is a man page's section, not a name
+_OPTION_HEADING = re.compile(r"^(?:-{1,2}[A-Za-z]|[A-Z][A-Z0-9]*_[A-Z0-9_]*(?:=\S*)?$|[A-Z][A-Z0-9_]+=\S*$)")
+OPTION_HEADING_CHARS = 60
+
+
+def option_heading(passage: dict) -> str:
+    """The option or variable the passage's own section is titled by, or ""."""
+    heading = str(passage.get("section") or (passage.get("metadata") or {}).get("section") or "").split(" > ")[-1].strip()
+    fits = len(heading) <= OPTION_HEADING_CHARS and "`" not in heading
+    return heading if fits and _OPTION_HEADING.match(heading) else ""
+
+
+def under_heading(units: list[tuple[str, str]], heading: str) -> list[tuple[str, str]]:
+    """A section titled by an option is that option's description, as a definition list's item
+    is: its first sentence in the passage is the option's row ("`--inspect` — Activate inspector
+    on host:port."), each later one quoted with the option (`CARRIED`), so no sentence of it
+    answers without saying which option it describes. Other units as they are."""
+    if not heading:
+        return units
+    out, head, described = [], f"`{heading}` — ", False
+    for kind, unit in units:
+        if kind == "sentence":
+            unit, kind, described = f"{head}{CARRIED if described else ''}{unit}", "item", True
+        out.append((kind, unit))
+    return out
 
 
 # a list bullet a text rendering keeps at a line's start ("○ -k, --keep: keep source files"):
