@@ -140,6 +140,22 @@ def test_a_section_titled_by_an_option_describes_that_option_in_every_sentence(t
     assert option_row == "`--version` — Print the version and exit." and says_how({}, option_row)
 
 
+def test_an_option_alone_in_its_passage_carries_its_name_into_its_later_sentences():
+    """A long option list is cut one item a passage; an item alone on its line is still the
+    option's description, every sentence of it quoted with the option."""
+    alone = {"id": "v#49", "title": "Valgrind", "kind": "list", "section": "Basic Options",
+             "text": "--vgdb-error=<number> [default: 999999999] — Use this option when the gdbserver is enabled. "
+                     "Tools that report errors will wait for number errors before freezing the program."}
+    assert passage_sentences(alone) == [
+        "`--vgdb-error=<number> [default: 999999999]` — Use this option when the gdbserver is enabled.",
+        "`--vgdb-error=<number> [default: 999999999]` — … Tools that report errors will wait for number "
+        "errors before freezing the program."]
+    prose = {**alone, "kind": "text", "text": "Valgrind runs the program on a synthetic CPU. It reports memory errors "
+                                              "before they crash the program."}
+    assert passage_sentences(prose) == ["Valgrind runs the program on a synthetic CPU.",
+                                        "It reports memory errors before they crash the program."]
+
+
 def test_a_saved_help_listing_shows_each_option_as_code(tmp_path):
     listing = ("Usage: watchit [options] [script]\n\nOptions:\n\n  --cwd <dir> .............. change into <dir> before"
                " running the script\n  -q, --quiet .............. minimise messages to start/stop only\n\n"

@@ -75,12 +75,15 @@ def passage_units(passage: dict) -> list[tuple[str, str]]:
         if len(lines) > 1:  # a list, with or without its lead-in
             units += list_items(lines)
         else:  # of several blocks, a piece ending no sentence is a heading, a caption or alt text, or an option's item
+            carried = ""  # an option's item alone on its line (a long list cut one item a passage): its later sentences
             for piece in prose_sentences(block):
-                unit = option(piece)
+                unit, kind = option(piece), "sentence"
                 if _OPTION.match(unit):
-                    unit = completed(unit)
+                    unit, carried = completed(unit), carried_head(unit)
+                elif carried:
+                    unit, kind = f"{carried}{CARRIED}{unit}", "item"
                 if len(blocks) == 1 or unit.endswith(ENDS):
-                    units.append(("sentence", unit))
+                    units.append((kind, unit))
     return under_heading(units, option_heading(passage))
 
 
