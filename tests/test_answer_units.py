@@ -156,15 +156,6 @@ def test_an_option_alone_in_its_passage_carries_its_name_into_its_later_sentence
                                         "It reports memory errors before they crash the program."]
 
 
-def test_a_heading_leads_into_the_code_that_opens_its_section(tmp_path):
-    """A README titles an example and gives its code at once: the heading says what the code does,
-    as a label line before it would; a one-word heading ("Usage") says too little."""
-    readme = ("# Quillpad\n\n## Ignoring the next line\n\n```js\n/* quillpad ignore next */\n```\n\n"
-              "## Usage\n\n```\nquillpad serve\n```\n")
-    assert units_of(passages_of(tmp_path, "README.md", readme)) == [
-        "Ignoring the next line:\n```\n/* quillpad ignore next */\n```"]
-
-
 def test_a_saved_help_listing_shows_each_option_as_code(tmp_path):
     listing = ("Usage: watchit [options] [script]\n\nOptions:\n\n  --cwd <dir> .............. change into <dir> before"
                " running the script\n  -q, --quiet .............. minimise messages to start/stop only\n\n"

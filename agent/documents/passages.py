@@ -36,17 +36,10 @@ def cut(structure: Structure, chunk_tokens: int, overlap_tokens: int) -> list[Pi
     return pieces
 
 
-def _with_lead_ins(blocks: list[Block], heading: str = "") -> list[tuple[str, Block]]:
+def _with_lead_ins(blocks: list[Block]) -> list[tuple[str, Block]]:
     """(lead-in, block) pairs: a paragraph ending in ':' joins the list, code or table after it,
-    and so does a label before a code block (`_lead_in`), the section's `heading` included: a
-    README titles its example and gives the code at once ("## Ignoring the next line", then
-    `/* c8 ignore next */`), and the heading says what the code does as a label line would."""
+    and so does a label before a code block (`_lead_in`)."""
     paired: list[tuple[str, Block]] = []
-    if heading and blocks and blocks[0].kind == "code":
-        lead = _lead_in(Block("text", heading), blocks[0])
-        if lead:
-            paired.append((lead, blocks[0]))
-            blocks = blocks[1:]
     for block in blocks:
         previous = paired[-1][1] if paired else None
         lead = _lead_in(previous, block) if previous is not None and not paired[-1][0] else ""
@@ -96,9 +89,7 @@ def _cut_section(section: Section, chunk_tokens: int, overlap_tokens: int) -> li
         kinds.clear()
         used = 0
 
-    # a paged section's first block on a page may go on from the page before, under the same heading
-    heading = section.path[-1] if section.path and section.page is None else ""
-    for lead, block in _with_lead_ins(section.blocks, heading):
+    for lead, block in _with_lead_ins(section.blocks):
         text = f"{lead}\n{block.text}" if lead else block.text
         cost = count_tokens(text)
         if block.kind in ("code", "table"):
