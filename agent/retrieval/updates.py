@@ -105,15 +105,19 @@ def _another_file(stored_origin: str, origin: str) -> bool:
     return bool(origin and stored_origin and stored_origin != origin and os.path.exists(stored_origin))
 
 
-def _own_name(store, pending: _Pending, seen: set[str], chunking: tuple[int, int]) -> _Pending:
+def _own_name(store, pending: _Pending, seen: set[str], chunking: tuple[int, int],
+              known: dict[str, tuple[str, str]]) -> _Pending:
     """`pending` under the nearest longer name (corpus.longer_names) that neither this run nor
-    another file's document holds; as it was when it has no such name (a record's own id)."""
+    another file's document holds, what the index holds under it put in `known`; as it was when
+    it has no such name (a record's own id)."""
     if pending.document is None:
         return pending
-    for name in longer_names(pending.id, pending.origin):
+    for name in (n for n in longer_names(pending.id, pending.origin) if n not in seen):
         stored = store.documents([name]).get(name)
-        if name not in seen and (stored is None or not _another_file(stored[1], pending.origin)):
+        if stored is None or not _another_file(stored[1], pending.origin):
             seen.add(name)
+            if stored is not None:  # this file's document from an earlier run: unchanged or updated
+                known[name] = stored
             document = replace(pending.document, id=name)
             return replace(pending, id=name, document=document, cut=lambda: chunk_document(document, *chunking))
     return pending
@@ -131,11 +135,10 @@ def _apply(store, block: list[_Pending], counts: dict, progress, embedded, seen:
     known = store.documents([p.id for p in block])
     for index, pending in enumerate(block):
         if pending.id in known and _another_file(known[pending.id][1], pending.origin):
-            block[index] = _own_name(store, pending, seen, chunking)
+            block[index] = _own_name(store, pending, seen, chunking, known)
             if block[index].id != pending.id:
                 seen.discard(pending.id)  # the name stays the other file's: --sync judges that one by itself
                 counts["renamed"].append(block[index].id)
-                known.update(store.documents([block[index].id]))
     moved, batch, batch_size = [], [], 0
 
     def flush() -> None:
