@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from agent.documents.citation import field_of
 from agent.documents.model import CARRIED, KINDS
 from agent.steps.grounding import stem
 from agent.steps.interpretations import sentences
@@ -53,7 +54,7 @@ HOW_TO = re.compile(r"^\s*(?:how\s+(?:do|can|could|should|would|may|must|shall)\
 def passage_kind(passage: dict) -> str:
     """The passage's kind when a reader cut it by structure (text, list, code, table), else ""
     (a JSONL record's own "kind" field is no reader's)."""
-    kind = passage.get("kind") or (passage.get("metadata") or {}).get("kind") or ""
+    kind = field_of(passage, "kind")
     return kind if kind in KINDS else ""
 
 
@@ -96,7 +97,7 @@ OPTION_HEADING_CHARS = 60
 
 def option_heading(passage: dict) -> str:
     """The option or variable the passage's own section is titled by, or ""."""
-    heading = str(passage.get("section") or (passage.get("metadata") or {}).get("section") or "").split(" > ")[-1].strip()
+    heading = str(field_of(passage, "section")).split(" > ")[-1].strip()
     fits = len(heading) <= OPTION_HEADING_CHARS and "`" not in heading
     return heading if fits and _OPTION_HEADING.match(heading) else ""
 

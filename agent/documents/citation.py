@@ -25,6 +25,12 @@ def located(passage: dict, metadata: str | dict | None, document: str | None) ->
             "page": metadata.get("page"), **({"kind": metadata["kind"]} if metadata.get("kind") else {})}
 
 
+def field_of(passage: dict, key: str) -> str:
+    """A passage's `kind` or `section` as the index hands it back (beside its text, `located`) or
+    as a reader cut it (under `metadata`); "" when it has none."""
+    return passage.get(key) or (passage.get("metadata") or {}).get(key) or ""
+
+
 def citation(passage: dict) -> str:
     """Where a passage stands, as a reader cites it: "manual.pdf, p. 12, Installation > Linux";
     the title for a passage without a document location."""
