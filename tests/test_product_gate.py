@@ -14,7 +14,7 @@ import pytest
 from agent.app import api
 from agent.assembly.product_gate import FEATURES, ProductGate, load_product_gate, product_answers, product_candidates
 from agent.assembly.manual_units import RANKER_FEATURES, product_words, shortlist
-from agent.assembly.units import names_asked, option_words
+from agent.assembly.unit_options import names_asked, option_words
 from agent.context import Context
 from agent.retrieval.pool import document_pool
 from agent.retrieval.retriever import get_retriever

@@ -16,7 +16,8 @@ from agent.assembly.text import (
     is_question,
     said_words,
 )
-from agent.assembly.units import is_option_unit, join_units, split_code
+from agent.assembly.unit_options import is_option_unit
+from agent.assembly.units import join_units, split_code
 from agent.documents.citation import location
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, marker, sentences
 

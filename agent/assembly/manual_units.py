@@ -32,7 +32,8 @@ import numpy as np
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.option_guess import GUESS_FEATURES, guess_features
 from agent.assembly.selector import SelectorModel, load_logistic, logit, readable, reader_scores
-from agent.assembly.units import names_asked, says_how, unit_prose
+from agent.assembly.unit_options import names_asked
+from agent.assembly.units import says_how, unit_prose
 from agent.context import Context
 from agent.documents.citation import location
 from agent.retrieval.products import product_of

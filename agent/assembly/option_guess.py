@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from agent.assembly.units import option_names, option_words
+from agent.assembly.unit_options import option_names, option_words
 from agent.context import Context
 from agent.llm.calls import generate_text
 from agent.steps.grounding import stem

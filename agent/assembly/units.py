@@ -10,16 +10,18 @@ text, list, code or table) gives the units a manual answers with, each kept whol
 
 A line of a structured passage that ends no sentence (a heading, a caption, an image's alt
 text) is no unit: it names a thing and answers nothing. Prose in passages with no `kind`
-(JSONL, plain text) is split as before.
+(JSONL, plain text) is split as before. Which option a unit is about, and how an option's name
+goes with the sentences that describe it, is agent/assembly/unit_options.py's.
 """
 
 from __future__ import annotations
 
 import re
 
+from agent.assembly.unit_options import (OPTION_NAME, OPTION_ROW, carried_head, is_option_unit, option,
+                                         option_heading, said_alone, under_heading)
 from agent.documents.citation import field_of
 from agent.documents.model import CARRIED, KINDS
-from agent.steps.grounding import stem
 from agent.steps.interpretations import sentences
 
 FENCE = "```"
@@ -33,11 +35,6 @@ _CODE_BLOCK = re.compile(r"\n```[^\n]*\n.*\n```$", re.S)
 # A parenthesis after a space is prose ("the first (N) failures:"), so is an option's "=" ("--reuse-venv=never")
 _PROSE_LEAD = re.compile(r"^\S[^{}\[\];<>]*:$")
 _CODE_IN_LEAD = re.compile(r"\w\((?!\d\w?\))| = |->")
-# a cell naming a flag, a setting or an identifier: shown as code
-_CODE_CELL = re.compile(r"^(?:-{1,2}(?:\[[\w-]+\])?[\w-]+#?|-#|[\w.-]*[_./=$@<>\[\]{}][\w.-]*|[a-z][\w-]*|[A-Z][A-Z0-9_]+)(?:[, =]+\S+)*$")
-_OPTION = re.compile(r"^`[^`]+` — ")  # an option's row or item, as `option` writes it
-_OPTION_NAME = r"-{1,2}[A-Za-z][\w-]*"  # "-k", "--keep"
-_OPTION_LINE = re.compile(rf"^{_OPTION_NAME}[,:]?\s")  # one as a man page's text has it: "-k --keep Keep ..."
 _TO_DO = re.compile(r"^To\s+\w+[^,]{0,80},\s+\w+")  # "To run the tests, type ..."
 # verbs an instruction opens with ("Run make check.", "Set PAGER to ...")
 INSTRUCTION_VERBS = frozenset(
@@ -79,42 +76,13 @@ def passage_units(passage: dict) -> list[tuple[str, str]]:
             carried = ""  # an option's item alone on its line (a long list cut one item a passage): its later sentences
             for piece in prose_sentences(block):
                 unit, kind = option(piece), "sentence"
-                if _OPTION.match(unit):
+                if OPTION_ROW.match(unit):
                     unit, carried = completed(unit), carried_head(unit)
                 elif carried:
                     unit, kind = f"{carried}{CARRIED}{unit}", "item"
                 if len(blocks) == 1 or unit.endswith(ENDS):
                     units.append((kind, unit))
     return under_heading(units, option_heading(passage))
-
-
-# a heading that is an option or an environment variable ("--inspect[=[host:]port]", "-p, --print
-# "script"", "NODE_OPTIONS=options"), as documentation that gives each option a section of its own
-# titles it; a plain upper-case heading ("OPTIONS", "PAGER") is a man page's section, not a name
-_OPTION_HEADING = re.compile(r"^(?:-{1,2}[A-Za-z]|[A-Z][A-Z0-9]*_[A-Z0-9_]*(?:=\S*)?$|[A-Z][A-Z0-9_]+=\S*$)")
-OPTION_HEADING_CHARS = 60
-
-
-def option_heading(passage: dict) -> str:
-    """The option or variable the passage's own section is titled by, or ""."""
-    heading = str(field_of(passage, "section")).split(" > ")[-1].strip()
-    fits = len(heading) <= OPTION_HEADING_CHARS and "`" not in heading
-    return heading if fits and _OPTION_HEADING.match(heading) else ""
-
-
-def under_heading(units: list[tuple[str, str]], heading: str) -> list[tuple[str, str]]:
-    """A section titled by an option is that option's description, as a definition list's item
-    is: its first sentence in the passage is the option's row ("`--inspect` — Activate inspector
-    on host:port."), each later one quoted with the option (`CARRIED`), so no sentence of it
-    answers without saying which option it describes. Other units as they are."""
-    if not heading:
-        return units
-    out, head, described = [], f"`{heading}` — ", False
-    for kind, unit in units:
-        if kind == "sentence":
-            unit, kind, described = f"{head}{CARRIED if described else ''}{unit}", "item", True
-        out.append((kind, unit))
-    return out
 
 
 # a list bullet a text rendering keeps at a line's start ("○ -k, --keep: keep source files"):
@@ -134,7 +102,7 @@ def prose_sentences(text: str) -> list[str]:
 
 
 # the names a man page's option line opens with, each with its argument ("-S .suf --suffix .suf", "-T THREADS")
-_OPTION_NAMES = re.compile(rf"^(?:{_OPTION_NAME}(?:[=\s][A-Z<\[][\w<>\[\]=-]*)?[,:]?\s+)+")
+_OPTION_NAMES = re.compile(rf"^(?:{OPTION_NAME}(?:[=\s][A-Z<\[][\w<>\[\]=-]*)?[,:]?\s+)+")
 
 
 def items_of(sentence: str) -> list[str]:
@@ -275,16 +243,6 @@ def list_items(lines: list[str]) -> list[tuple[str, str]]:
     return units
 
 
-# a term that is an option, a name or a command's syntax ("-k, --insecure", "COVERAGE_FILE",
-# "log-target [TARGET]", "merge <dir>"), not words ("filter by pattern")
-_NAMES_SYNTAX = re.compile(r"^\S+$|(?<![\w-])-{1,2}[A-Za-z]|[\[<{=$]|\b[A-Z][A-Z_]+\b")
-
-
-def carried_head(head: str) -> str:
-    """What the later sentences of an item opening with `head` are quoted after ("`-k, --insecure` — "):
-    its term shown as code when that term names an option, a name or a syntax, else ""."""
-    key = _OPTION.match(head)
-    return key.group(0) if key and _NAMES_SYNTAX.search(head[1:head.index("`", 1)]) else ""
 _LABEL = re.compile(r"^(.{1,80}? — )([A-Z]\w*)\.\s+(?=[A-Z])")  # "-t --test — Test. Check ..."
 
 
@@ -294,24 +252,6 @@ def labelled(item: str) -> str:
     — Test: Check the integrity."): the label alone is no answer, and the sentence alone does not
     say its option."""
     return _LABEL.sub(r"\1\2: ", item, count=1)
-
-
-# a later sentence of an option's description is quoted with the option it is said of ("`--train FILEs`
-# — … The legacy builder is --train-legacy."), and scored as it stands in the manual (`said_alone`), so
-# the description's first sentence still speaks for the option
-_CARRIED_HEAD = re.compile(rf"^`[^`]+` — {CARRIED}")
-
-
-def said_alone(unit: str) -> str:
-    """The unit without an option's name carried before a later sentence of its description."""
-    return _CARRIED_HEAD.sub("", unit, count=1)
-
-
-def option(item: str) -> str:
-    """An item naming an option and what it does ("--quiet — Print nothing", a definition list's
-    term and definition) with the option shown as code, as a table row shows it."""
-    key, dash, said = item.partition(" — ")
-    return f"`{key}` — {said}" if dash and _CODE_CELL.match(key) and "`" not in key else item
 
 
 def completed(text: str) -> str:
@@ -348,43 +288,6 @@ def unit_prose(unit: str) -> str:
 def asks_how(question: str) -> bool:
     """Whether the question asks how to do something (not how a thing works)."""
     return bool(HOW_TO.match(question))
-
-
-# an option's name at the head of its row or item ("-k --keep Keep ...", "`-v, --verbose` — ...")
-_FLAG = re.compile(r"(?<![\w-])-{1,2}([A-Za-z][\w-]*)")
-OPTION_HEAD = 60  # characters of a unit without " — " that may hold its option names
-
-
-def option_head(unit: str) -> str:
-    """The part of a unit that may hold its option names: before " — ", else its first
-    OPTION_HEAD characters, without code marks."""
-    unit = said_alone(unit)
-    return (unit.split(" — ")[0] if " — " in unit else unit[:OPTION_HEAD]).replace("`", "")
-
-
-def option_names(unit: str) -> set[str]:
-    """The option names a unit opens with, dashes kept, lower case ("-k", "--keep")."""
-    return {found.group(0).lower() for found in _FLAG.finditer(option_head(unit))}
-
-
-def option_words(unit: str) -> set[str]:
-    """The words of the option names a unit opens with ("--no-name" -> {"name"}), stemmed; words
-    of two letters or fewer say nothing ("-k")."""
-    return {stem(word.lower()) for name in _FLAG.findall(option_head(unit))
-            for word in re.split(r"[-_]", name) if len(word) > 2}
-
-
-def names_asked(unit: str, asked: set[str]) -> bool:
-    """Whether an option the unit documents is named by a word of the question (`asked`: its
-    content words, stemmed): "--keep" for "How do I keep the original file?". Over the manuals'
-    tune products, a product's unit preferred so is the labelled one more often than the reader's
-    first alone (35 against 31 of 50 product pools: docs/results/manuals.md)."""
-    return bool(option_words(unit) & asked)
-
-
-def is_option_unit(unit: str) -> bool:
-    """Whether the unit is an option's row or item ("`-k, --keep` — Keep ...", "-k --keep Keep ...")."""
-    return bool(_OPTION.match(unit) or _OPTION_LINE.match(unit))
 
 
 def says_how(passage: dict, unit: str) -> bool:
