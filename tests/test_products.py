@@ -304,3 +304,39 @@ def test_readings_of_the_one_product_a_question_names_get_no_lead_naming_its_doc
     readings, _ = stated_readings("How do I set up Nox sessions?", both, [usage, ctest], True, None)
     assert all(r["text"].startswith("For ") for r in readings)  # two products' documents: each is named
 
+
+
+def test_a_folder_given_to_the_ingest_names_the_product_its_files_run_or_name(tmp_path):
+    """`disambig ingest docs/relayd` names its files `start.md`, `stop.md`: their product is the
+    folder they were read in where they run it as a command or write it as a name, not each
+    file's title ("Starting", "Stopping"); a folder named for the work is no product."""
+    from agent.retrieval.corpus import ReadReport, read_passages
+    from agent.retrieval.index import IndexStore, ingest
+
+    relayd, notes = tmp_path / "relayd", tmp_path / "notes"
+    relayd.mkdir(), notes.mkdir()
+    (relayd / "start.md").write_text("# Starting\n\nStart the daemon in the foreground:\n\n```\n$ relayd --foreground\n```\n")
+    (relayd / "stop.md").write_text("# Stopping\n\nSend it the TERM signal to stop it:\n\n```\n\"stop\": \"relayd stop\"\n```\n")
+    (notes / "gzip.md").write_text("# Gzip\n\nGzip keeps the original file with `-k`. These notes are mine.\n")
+    store = IndexStore(str(tmp_path / "index"), create=True)
+    ingest(store, read_passages([str(relayd), str(notes)], ReadReport()))
+    passages = store.get(["start.md", "stop.md", "gzip.md"])
+    assert {product_of(passages[name]) for name in ("start.md", "stop.md")} == {"relayd"}
+    assert product_of(passages["gzip.md"]) == "Gzip"  # "notes" is written, but not as a name
+    assert "folder" not in passages["gzip.md"]
+
+
+def test_a_files_folder_is_its_product_only_where_the_file_runs_or_names_it():
+    from agent.retrieval.products import file_folder, runs_as_command
+
+    origin = "/home/me/docs/concurrently/success.md"
+    assert file_folder("success.md", origin, "By default, concurrently exits.", "$ concurrently -k 'a' 'b'") == "concurrently"
+    assert file_folder("success.md", origin, "Concurrently exits with the first code.", "") == ""  # a capital opening a sentence
+    assert file_folder("success.md", origin, "Use it with Concurrently when two run.", "") == "concurrently"
+    assert file_folder("guide/success.md", "/home/me/concurrently/guide/success.md", "", "concurrently -k a") == "concurrently"
+    assert file_folder("relayd/success.md", "/home/me/concurrently/relayd/success.md", "", "concurrently -k a") == ""
+    assert file_folder("success.md", "/home/me/docs/success.md", "", "docs build") == ""  # a folder of documents
+    assert file_folder("ava/readme.md", "/x/ava/readme.md", "", "npx ava --watch") == ""  # its id names it already
+    assert runs_as_command("ava", "npx ava --watch") and runs_as_command("http-server", "http-server [path] [options]")
+    assert runs_as_command("relayd", '"start": "relayd start"')
+    assert not runs_as_command("relayd", "cd relayd\n") and not runs_as_command("relayd", "ls /etc/relayd.conf")

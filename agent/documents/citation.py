@@ -10,9 +10,10 @@ LOCATION = ("document", "section", "page")
 
 
 def located(passage: dict, metadata: str | dict | None, document: str | None) -> dict:
-    """A stored passage with where it stands (`document`, `section`, `page`) and what it is
-    (`kind`: text, list, code or table; its answer units depend on it), for the passages read
-    by structure; any other passage comes back as it was."""
+    """A stored passage with where it stands (`document`, `section`, `page`), what it is (`kind`:
+    text, list, code or table; its answer units depend on it) and the folder that names its
+    product (`folder`, where its id names none), for the passages read by structure; any other
+    passage comes back as it was."""
     if isinstance(metadata, str):
         try:
             metadata = json.loads(metadata or "{}")
@@ -22,7 +23,8 @@ def located(passage: dict, metadata: str | dict | None, document: str | None) ->
     if "section" not in metadata and "page" not in metadata:
         return passage
     return {**passage, "document": document or passage["id"], "section": metadata.get("section") or "",
-            "page": metadata.get("page"), **({"kind": metadata["kind"]} if metadata.get("kind") else {})}
+            "page": metadata.get("page"), **({"kind": metadata["kind"]} if metadata.get("kind") else {}),
+            **({"folder": metadata["folder"]} if metadata.get("folder") else {})}
 
 
 def field_of(passage: dict, key: str) -> str:

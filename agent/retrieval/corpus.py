@@ -31,6 +31,7 @@ from agent.documents.passages import cut
 from agent.documents.windows import chunk_text  # noqa: F401  (its importers read it from here)
 from agent.documents.registry import STRUCTURED, reader_for
 from agent.errors import InputError
+from agent.retrieval.products import file_folder
 
 TEXT_SUFFIXES = set(plain_text.SUFFIXES)
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
@@ -325,11 +326,24 @@ def read_documents(paths: list[str], report: ReadReport) -> Iterator[Document]:
                     report.duplicates += 1
                     continue
                 seen[document.id] = document.origin
-                yield document
+                yield with_folder(document)
         except OSError as error:
             report.skip(path, f"{path}: cannot read ({error.strerror or error})")
         pages, report.pages = report.pages - pages_before, pages_before
         report.file_done(pages)
+
+
+def with_folder(document: Document) -> Document:
+    """A file's document with the folder it was read in as `folder`, where that folder names its
+    product (agent/retrieval/products.py `file_folder`): its passages are that product's, not
+    each a product named by its own title ("Prefixing", "Success Conditions")."""
+    if document.structure is None and "section" not in document.metadata:
+        return document  # a JSONL record: an entity of its own, with no product
+    blocks = [block for section in (document.structure.sections if document.structure else []) for block in section.blocks]
+    text = " ".join(block.text for block in blocks if block.kind != "code") or document.text
+    code = "\n".join(block.text for block in blocks if block.kind == "code") or document.text
+    folder = file_folder(document.id, document.origin, text, code)
+    return replace(document, metadata={**document.metadata, "folder": folder}) if folder else document
 
 
 def read_passages(paths: list[str], report: ReadReport, chunk_tokens: int = 200, overlap_tokens: int = 40):

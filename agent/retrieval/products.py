@@ -5,13 +5,17 @@ Over many products' manuals in one index, the ambiguity of a question is often *
 `document`, agent/documents/citation.py) belongs to the product its document is about: the
 folder it was ingested from (`tools/quillpad/README.md` -> quillpad), past folders that only
 hold others (docs, python, debian, ...), else its document's title less the words that name a
-kind of document ("Quillpad User Guide" -> Quillpad). Encyclopedia records (JSONL, one entity
+kind of document ("Quillpad User Guide" -> Quillpad). A file read straight under the folder given to
+the ingest (`disambig ingest docs/concurrently` names its files `success.md`, ...) keeps that
+folder as `folder` where the file writes the folder's name as a name or runs it as a command
+(`file_folder`). Encyclopedia records (JSONL, one entity
 per passage) carry no document and have no product: their senses are their titles.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from agent.documents.citation import location
 
@@ -36,7 +40,7 @@ def product_identity(passage: dict) -> str | None:
     document = location(passage).get("document")
     if not document:
         return None
-    folder = product_folder(str(document))
+    folder = product_folder(str(document)) or passage.get("folder") or ""
     return product_key(folder) if folder else product_key(product_of(passage) or "")
 
 
@@ -47,7 +51,7 @@ def product_of(passage: dict) -> str | None:
     if not document:
         return None
     title = document_title(passage)
-    folder = product_folder(str(document))
+    folder = product_folder(str(document)) or passage.get("folder") or ""
     if folder:  # as the title writes it, else as the passage writes it as a name ("quillpad" -> Quillpad)
         return spelled_as_in(folder, title) or written_name(folder, passage.get("text") or "") or folder
     return title_product(title) or _stem(str(document)) or title or str(document)
@@ -70,6 +74,32 @@ def product_folder(document: str) -> str:
         if folder.casefold() not in CONTAINERS and not MAN_SECTION.fullmatch(folder.casefold()):
             return folder
     return ""
+
+
+def file_folder(document: str, origin: str, text: str, code: str) -> str:
+    """The folder a file was read in, as the product it documents, where its document id names no
+    product folder (it was read straight under the folder given) and the file writes the folder's
+    name as a name (`written_name`) or runs it as a command in its code ("$ concurrently -k ...",
+    "npx ava --watch"); "" otherwise: a folder named for the work (`notes/`, a test's scratch
+    folder) or for a kind of document is no product."""
+    if product_folder(document):
+        return ""
+    folders = Path(origin).parts[:-len(document.split("/"))]
+    folder = folders[-1] if folders else ""
+    if not folder or product_folder(f"{folder}/x") != folder:
+        return ""
+    return folder if written_name(folder, text) or runs_as_command(folder, code) else ""
+
+
+def runs_as_command(name: str, code: str) -> bool:
+    """Whether a code block runs `name` as a command: first on a line (after a shell prompt, a
+    runner such as npx, or the quote of a package.json script), with an argument after it."""
+    parts = [re.escape(p) for p in re.split(r"[-_\s.]+", name) if p]
+    if not parts:
+        return False
+    spelled = r"[-_.]?".join(parts)
+    pattern = rf"""(?im)(?:^\s*(?:[$>%#]\s*)?|["'`]\s*)(?:(?:npx|sudo|uvx|pipx\s+run|python3?\s+-m)\s+)?{spelled}(?=[ \t]+\S)"""
+    return re.search(pattern, code) is not None
 
 
 def spelled_as_in(folder: str, title: str) -> str:
