@@ -89,8 +89,8 @@ def test_a_lead_in_and_its_code_block_are_one_unit_kept_whole_and_shown_as_code(
 def test_each_table_row_is_a_unit_read_against_its_header(tmp_path):
     table = next(p for p in passages_of(tmp_path, "widget.md", MANUAL) if p["kind"] == "table")
     assert passage_sentences(table) == [
-        "`--quiet` — Default: off; Description: Print nothing but errors.",
-        "`--color` — Default: auto; Description: Colour the output when it goes to a terminal.",
+        "`--quiet` — Print nothing but errors; Default: off.",  # what it does first, not led by "Description:"
+        "`--color` — Colour the output when it goes to a terminal; Default: auto.",
     ]
     two_columns = {"id": "t", "title": "T", "kind": "table",
                    "text": "Option | Description\n--width N | Wrap the output at N columns\nPlain words | Not code here"}

@@ -192,9 +192,14 @@ def commands_of(code: str) -> str:
     return "\n".join(commands) if commands else code
 
 
+# a column that says what the row's key does: stated as it is, not led by its header
+DESCRIBES = re.compile(r"(?i)(description|meaning|explanation|purpose|effect|summary|details?)")
+
+
 def table_units(text: str) -> list[tuple[str, str]]:
     """One unit per body row, read against the header: "`key` — description." for two
-    columns, "`key` — Header: value; Header: value." for more."""
+    columns, "`key` — Header: value; Header: value." for more, led by the column that describes
+    the key, without its header ("`-p` — Port to use; Default: 8080.")."""
     lines = [line for line in text.split("\n") if line.strip()]
     if lines and lines[0].rstrip().endswith(":") and " | " not in lines[0]:
         lines = lines[1:]  # the table's lead-in
@@ -210,7 +215,10 @@ def table_units(text: str) -> list[tuple[str, str]]:
         if len(rest) == 1:
             said = rest[0]
         else:
-            said = "; ".join(f"{name}: {cell}" if name else cell for name, cell in zip(header[1:], rest) if cell)
+            named = [(name, cell) for name, cell in zip(header[1:], rest) if cell]
+            named.sort(key=lambda pair: not DESCRIBES.fullmatch(pair[0]))  # what it does, then its value
+            said = "; ".join(cell.rstrip(".") if not name or DESCRIBES.fullmatch(name) else f"{name}: {cell}"
+                             for name, cell in named)
         units.append(("row", completed(option(f"{key} — {said}"))))
     return units
 
