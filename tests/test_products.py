@@ -340,3 +340,26 @@ def test_a_files_folder_is_its_product_only_where_the_file_runs_or_names_it():
     assert runs_as_command("ava", "npx ava --watch") and runs_as_command("http-server", "http-server [path] [options]")
     assert runs_as_command("relayd", '"start": "relayd start"')
     assert not runs_as_command("relayd", "cd relayd\n") and not runs_as_command("relayd", "ls /etc/relayd.conf")
+
+
+def test_a_product_named_by_a_verb_is_not_named_where_the_question_uses_the_verb(tmp_path):
+    """"serve" is a product and a word other manuals use: "How do I serve a directory listing?"
+    asks every server, "How do I install serve?" asks serve."""
+    from agent.retrieval.products import said_as_verb
+
+    index = index_of({
+        "serve/README.md": "# serve\n\nserve helps you serve a static site from a folder.\n\n## Usage\n\n"
+                           "Install it with `npm install --global serve`, then run `serve folder-name/`.\n",
+        "webd/README.md": "# Webd\n\nWebd is a small HTTP server; serve files from any folder with it.\n\n## Options\n\n"
+                          "Use `webd --listing` to serve a directory listing of folders without an index.html.\n"},
+        tmp_path / "docs", tmp_path / "index")
+    retriever = get_retriever(Context(index_dir=index))
+
+    def documents(question):
+        return {p["document"] for p in document_pool(retriever, question, "hybrid", 6, None, 2)}
+
+    assert documents("How do I serve a directory listing?") == {"serve/README.md", "webd/README.md"}
+    assert documents("How do I install serve?") == {"serve/README.md"}
+    assert documents("How do I install Webd?") == {"webd/README.md"}  # a name no manual uses as a word: as before
+    assert said_as_verb("Serve static files?", "serve") and not said_as_verb("What does Serve do?", "serve")
+    assert not said_as_verb("How do I use `serve`?", "serve") and not said_as_verb("Can I make serve quiet?", "serve")

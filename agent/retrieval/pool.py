@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections import Counter
 
 from agent.documents.citation import location
-from agent.retrieval.products import name_like, named_products, product_identity, product_key, product_names, product_of
+from agent.retrieval.products import (also_words, name_like, named_products, names_product, product_identity, product_key,
+                                      product_names, product_of)
 
 DEEP_FACTOR = 4  # x the pool: how deep the per-document pool looks for other documents' passages
 DEEP_MIN = 50
@@ -34,7 +35,9 @@ def document_pool(retriever, question: str, mode: str, size: int, depth: int | N
         return with_products(ranked)  # tagged even so: several products are still several senses
     deep_size = max(DEEP_FACTOR * size, DEEP_MIN)
     deep = with_products(retriever.search(question, mode, deep_size, depth=deep_size))
-    named = named_products([question, *conversation], sorted({p["product"] for p in deep if p.get("product")}))
+    products = sorted({p["product"] for p in deep if p.get("product")})
+    said = [p for p in products if any(names_product(text, p) for text in [question, *conversation])]
+    named = named_products([question, *conversation], products, also_words(said, deep))
     if named:
         deep = [p for p in deep if product_key(p.get("product") or "") in named]
     pool = per_document(deep, size, quota)

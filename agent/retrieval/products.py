@@ -192,14 +192,57 @@ def asked_product_only(question: str, passages: list[dict]) -> bool:
     return bool(name) and names_product(question, name)
 
 
-def named_products(texts: list[str], products: list[str]) -> set[str]:
+def named_products(texts: list[str], products: list[str], words: frozenset[str] = frozenset()) -> set[str]:
     """The product keys the first text that names any of `products` names: the question, else
-    the conversation's latest user turn that names one (`texts` newest first)."""
+    the conversation's latest user turn that names one (`texts` newest first). A product in
+    `words` (keys of names that are also words of the documents, `also_words`) is not named where
+    the text says its name as a verb (`said_as_verb`): "How do I serve a directory listing?"
+    does not name serve, "How do I install serve?" does."""
     for text in texts:
-        named = {product_key(p) for p in products if names_product(text, p)}
+        named = {product_key(p) for p in products
+                 if names_product(text, p) and not (product_key(p) in words and said_as_verb(text, p))}
         if named:
             return named
     return set()
+
+
+def also_words(products: list[str], passages: list[dict]) -> frozenset[str]:
+    """Keys of the products whose name another product's passages write as a plain lower-case
+    word ("serve" in live-server's "serve this file"): a word the documents use, not only a name."""
+    found = set()
+    for product in products:
+        key = product_key(product)
+        pattern = _spelled(product)
+        if any(product_key(p.get("product") or "") != key
+               and any(m.group() == m.group().lower() for m in pattern.finditer(p.get("text") or ""))
+               for p in passages):
+            found.add(key)
+    return frozenset(found)
+
+
+# words after which a sentence's next word is its verb: "how do I serve ...", "to serve ..."
+BEFORE_VERB = frozenset("i we you to can could should would will must may might please".split())
+
+
+def said_as_verb(text: str, product: str) -> bool:
+    """Whether every time `text` says the product's name it stands where a verb does, lower case:
+    first in a sentence or after a subject or modal ("How do I serve a folder?"), never where a
+    name does ("install serve", "`serve`", "Serve's options")."""
+    found = list(_spelled(product).finditer(text))
+    for match in found:
+        words = re.findall(r"[\w'`]+|[.?!]", text[:match.start()])
+        first = not words or words[-1] in ".?!"  # where a capital says nothing
+        capital = match.group() != match.group().lower() and not first
+        quoted = text[match.end():match.end() + 1] in ("`", "'", "\"", "’")
+        if capital or quoted or not (first or words[-1].casefold() in BEFORE_VERB):
+            return False
+    return bool(found)
+
+
+def _spelled(product: str) -> re.Pattern:
+    """The product's name as a word, however it is separated and in any case."""
+    parts = [re.escape(p) for p in re.split(r"[-_\s.]+", product) if p] or ["(?!)"]
+    return re.compile(r"(?<![\w-])" + r"[-_\s.]?".join(parts) + r"(?![\w-])", re.IGNORECASE)
 
 
 def product_names(passages: list[dict]) -> list[str]:
