@@ -146,7 +146,7 @@ def test_list_csv_and_grid_tables_give_one_row_unit_each():
                       "Setting | Default | Meaning\nlevel | 6 | How hard to pack, 1 to 9\nthreads | 1 | How many cores to use"]
     units = [text for table in tables for _, text in passage_units({"id": "t", "title": "T", "kind": "table", "text": table})]
     assert "`--fast` — Pack quickly, trading size for speed." in units
-    assert "`level` — Default: 6; Meaning: How hard to pack, 1 to 9." in units
+    assert "`level` — How hard to pack, 1 to 9; Default: 6." in units  # what it does, then its value
     grid = rst.parse("+------------+--------------+\n| Option     | Meaning      |\n+============+==============+\n"
                      "| ``--fast`` | Pack quickly |\n|            | and loosely. |\n+------------+--------------+\n", "t")
     assert [block.text for section in grid.sections for block in section.blocks] == [

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from agent.documents.help_lines import help_listing
+
 KINDS = ("text", "list", "code", "table")
 # between an item's term and a later part of its description, for the sentences left out between
 # ("-k, --insecure — … This option makes curl skip the verification step."): a reader writes it
@@ -63,6 +65,7 @@ class SectionBuilder:
         self.page = page
         self.title = ""
         self.seen: list[int] = []  # every heading's level, to tell a document title from a first chapter
+        self.listed: set[str] = set()  # the items of the --help listings read so far
 
     def heading(self, level: int, text: str) -> None:
         text = " ".join(text.split())
@@ -76,6 +79,15 @@ class SectionBuilder:
     def add(self, kind: str, text: str, language: str = "") -> None:
         if not text.strip():
             return
+        if kind == "code" and (listing := help_listing(text)):  # a pasted `tool --help`: its usage, its options
+            usage, items = listing
+            self.add("code", usage, language)
+            # options every subcommand's listing repeats (-h, --debug) are read once
+            fresh = [item for item in items if item not in self.listed]
+            self.listed.update(fresh)
+            kind, text = "list", "\n".join(fresh)
+            if not fresh:
+                return
         path = [name for _, name in self.levels]
         current = self.sections[-1] if self.sections else None
         if current is None or current.path != path or current.page != self.page:

@@ -8,6 +8,7 @@ import gzip
 import re
 import zlib
 
+from agent.documents.help_lines import HELP_LINE, HELP_NAMES
 from agent.documents.model import Unreadable
 
 SUFFIXES = (".txt", ".text")
@@ -89,10 +90,6 @@ def _end_sentence(lines: list[str]) -> None:
         lines[-1] = lines[-1].rstrip() + "."
 
 
-# a line of a program's --help output: its option names, a dot leader or two spaces, what it does
-# ("  -i, --ignore ....... ignore specific files", "  -t, --test    Test the archive")
-_HELP_LINE = re.compile(r"^([ \t]{0,8})(-(?:[^\s.]|\.(?!\.))(?:[^.\s]| (?! )|\.(?!\.))*?)(?: ?\.{3,} ?|\s{2,})(\S.*)$")
-HELP_NAMES = 40  # characters: longer is a sentence that starts with a dash, not an option's names
 HELP_HEADING_WORDS = 6  # a group's heading over a listing ("Configuration", "Output options")
 
 
@@ -111,21 +108,21 @@ def help_lines_set_apart(text: str) -> str:
     out: list[str] = []
     index = 0
     while index < len(lines):
-        found = _HELP_LINE.match(lines[index])
+        found = HELP_LINE.match(lines[index])
         if not found or len(found.group(2)) > HELP_NAMES:
             out.append(lines[index])
             index += 1
             continue
         indent, names, said = found.groups()
         index += 1
-        while index < len(lines) and lines[index].strip() and not _HELP_LINE.match(lines[index]) \
+        while index < len(lines) and lines[index].strip() and not HELP_LINE.match(lines[index]) \
                 and indent_of(lines[index]) > len(indent):
             said += " " + lines[index].strip()
             index += 1
         heading = next((i for i in range(len(out) - 1, -1, -1) if out[i].strip()), None)
         if heading is not None and len(out[heading].split()) <= HELP_HEADING_WORDS:
             last = out[heading].rstrip()
-            if last[-1] == ":" and not _HELP_LINE.match(out[heading]):  # "Options:" would lead into the first option
+            if last[-1] == ":" and not HELP_LINE.match(out[heading]):  # "Options:" would lead into the first option
                 out[heading] = last[:-1] + "."
             elif last[-1] not in _ENDS_SENTENCE + ")":
                 out[heading] = last + "."

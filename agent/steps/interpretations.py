@@ -100,6 +100,8 @@ def marker(citations: list[str], passages: list[dict]) -> str:
 
 # an ellipsis before a lower-case word or a number leaves the sentence open ("100 k, 200 k ... 900 k")
 _RUNS_ON = re.compile(r"(?:\.\.|…) [a-z0-9]$")
+# a piece opening with a dash goes on the sentence before ("--contexts=A,B,... — Only display ...")
+_DASHES = ("—", "–")
 # a piece ending in one of these did not end a sentence ("Apple Inc. on April 1, 1976 [1].")
 _ABBREVIATION = re.compile(r"\b(Inc|Corp|Co|Ltd|Jr|Sr|St|Dr|Mr|Mrs|Ms|Prof|Gen|Gov|Sen|Rep|No|vs|approx|e\.g|i\.e|"
                            r"U\.S|U\.K|[A-Z])\.$")
@@ -120,7 +122,8 @@ def sentences(text: str) -> list[str]:
     for piece in (p.strip() for p in _SENTENCE_OR_BLOCK.split(_FENCED.sub(hidden, text.strip()))):
         if not piece:
             continue
-        if found and (_ABBREVIATION.search(found[-1]) or piece.startswith(_BLOCK) or _RUNS_ON.search(found[-1] + " " + piece[:1])):
+        if found and (_ABBREVIATION.search(found[-1]) or piece.startswith(_BLOCK) or _RUNS_ON.search(found[-1] + " " + piece[:1])
+                      or piece.startswith(_DASHES)):
             found[-1] = f"{found[-1]}{chr(10) if piece.startswith(_BLOCK) else ' '}{piece}"
         else:
             found.append(piece)
