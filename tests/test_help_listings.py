@@ -68,3 +68,25 @@ def test_a_pasted_listing_gives_a_unit_per_option_and_a_repeated_option_once(tmp
 def test_a_sentence_never_opens_with_a_dash():
     assert sentences("--contexts=A,B,... — Only display lines covered. Accepts regexes.") == [
         "--contexts=A,B,... — Only display lines covered.", "Accepts regexes."]
+
+
+def test_an_option_item_set_after_a_hyphen_is_an_option_row(tmp_path):
+    """READMEs list options as "--port=NUMBER - select port to use": a row of its option in a
+    Markdown list, and in the PDF printed from it, where the list's bullets are not text and a
+    line opening with "--" after "Command line parameters:" was read as code."""
+    from agent.documents.help_lines import dashed_item
+    from tests.document_files import write_pdf
+
+    assert dashed_item("--quiet | -q - suppress logging") == "--quiet | -q — suppress logging"
+    assert dashed_item("-p, --port – port to use") == "-p, --port — port to use"
+    assert dashed_item("Use -p - to read stdin") == "Use -p - to read stdin" and dashed_item("- item") == "- item"
+    lines = ["--port=NUMBER - select port to use, default: 8080", "--quiet | -q - suppress logging",
+             "--no-browser - suppress automatic web browser launching"]
+    (tmp_path / "md").mkdir()
+    (tmp_path / "md" / "README.md").write_text("# devserve\n\nCommand line parameters:\n\n" + "".join(f"* `{line.split(' - ')[0]}` - {line.split(' - ')[1]}\n" for line in lines))
+    write_pdf(tmp_path / "devserve.pdf", [["Usage", "Command line parameters:", *lines, "Then open the page in a browser."]])
+    for path in (tmp_path / "md", tmp_path / "devserve.pdf"):
+        said = [s for p in read_passages([str(path)], ReadReport()) for s in passage_sentences(p)]
+        assert "`--quiet | -q` — suppress logging." in said, (path, said)
+        assert "`--port=NUMBER` — select port to use, default: 8080." in said
+        assert not any("```" in s for s in said)  # no code block of options

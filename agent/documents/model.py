@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from agent.documents.help_lines import help_listing
+from agent.documents.help_lines import dashed_item, help_listing
 
 KINDS = ("text", "list", "code", "table")
 # between an item's term and a later part of its description, for the sentences left out between
@@ -88,6 +88,8 @@ class SectionBuilder:
             kind, text = "list", "\n".join(fresh)
             if not fresh:
                 return
+        if kind == "list":  # "--port=NUMBER - select port": an option's item as every reader writes one
+            text = "\n".join(line[:len(line) - len(line.lstrip())] + dashed_item(line.lstrip()) for line in text.split("\n"))
         path = [name for _, name in self.levels]
         current = self.sections[-1] if self.sections else None
         if current is None or current.path != path or current.page != self.page:

@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from agent.documents.help_lines import DASHED_ITEM
 from agent.documents.model import SectionBuilder, Structure, Unreadable
 from agent.documents.text import looks_like
 
@@ -145,11 +146,11 @@ def _blocks(lines: list[str]) -> list[tuple[str, str]]:
     lines = _rejoined_dashes(lines)
     for index, line in enumerate(lines):
         text = " ".join(line.split())
-        if code and not _code_line(text) and text:
+        if code and text and (not _code_line(text) or DASHED_ITEM.match(text)):
             blocks.append(("code", "\n".join(code)))
             code = []
         led = bool(blocks) and blocks[-1][0] == "text" and blocks[-1][1].endswith(":")
-        if code or (not current and led and _code_line(text)):
+        if code or (not current and led and _code_line(text) and not DASHED_ITEM.match(text)):
             code.append(line.rstrip())
             continue
         if BULLET.match(text):  # a list item: a paragraph of its own, without the glyph
@@ -188,6 +189,8 @@ def _option_item(text: str, following: str, width: int, current: str, before: st
     beside it ("--rm — Delete source files ..."), after the options above it that await one. `current`
     is the paragraph the line would continue, `before` the one before that."""
     stacked = current[:-1].rstrip() + " " if current.endswith("—") else ""
+    if not stacked and (dashed := DASHED_ITEM.match(text)):  # "--port=NUMBER - select port to use"
+        return f"{dashed.group(1)} — {text[dashed.end():]}"
     if OPTION_TERM.match(text) and _stands_alone(text, following, width) and (
             ONLY_OPTIONS.match(text) or not OPTION_TERM.match(following)):  # over an option: options only
         return f"{stacked}{text} —"
