@@ -337,6 +337,9 @@ def test_a_files_folder_is_its_product_only_where_the_file_runs_or_names_it():
     assert file_folder("relayd/success.md", "/home/me/concurrently/relayd/success.md", "", "concurrently -k a") == ""
     assert file_folder("success.md", "/home/me/docs/success.md", "", "docs build") == ""  # a folder of documents
     assert file_folder("ava/readme.md", "/x/ava/readme.md", "", "npx ava --watch") == ""  # its id names it already
+    # `disambig ingest concurrently/docs`: past the folders that hold documents, to the product's
+    assert file_folder("cli/success.md", "/src/concurrently/docs/cli/success.md", "", "concurrently -k a") == "concurrently"
+    assert file_folder("x.md", "/home/alice/manuals/x.md", "Gzip and Alice's notes.", "gzip -k x") == ""
     assert runs_as_command("ava", "npx ava --watch") and runs_as_command("http-server", "http-server [path] [options]")
     assert runs_as_command("relayd", '"start": "relayd start"')
     assert not runs_as_command("relayd", "cd relayd\n") and not runs_as_command("relayd", "ls /etc/relayd.conf")

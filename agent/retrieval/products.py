@@ -23,7 +23,9 @@ from agent.documents.citation import location
 CONTAINERS = frozenset("doc docs documentation manual manuals man share usr local lib lib64 site-packages "
                        "dist-packages packages package pkgs vendor vendored third_party thirdparty external src "
                        "python python3 debian node_modules opt en html md markdown pdf text txt content pages "
-                       "guides guide reference references".split())
+                       "guides guide reference references cli api usage commands examples example tutorials topics "
+                       "advanced basics help articles book site website wiki source sources build _build latest "
+                       "stable".split())
 # words of a title that name a kind of document, not what it documents
 DOCUMENT_KINDS = frozenset("user users guide guides manual manuals handbook reference documentation docs doc readme "
                            "faq faqs tutorial tutorials quickstart quick start getting started introduction intro "
@@ -78,17 +80,20 @@ def product_folder(document: str) -> str:
 
 def file_folder(document: str, origin: str, text: str, code: str) -> str:
     """The folder a file was read in, as the product it documents, where its document id names no
-    product folder (it was read straight under the folder given) and the file writes the folder's
-    name as a name (`written_name`) or runs it as a command in its code ("$ concurrently -k ...",
-    "npx ava --watch"); "" otherwise: a folder named for the work (`notes/`, a test's scratch
-    folder) or for a kind of document is no product."""
+    product folder (it was read straight under the folder given, or under folders that hold
+    documents: `docs/`, `cli/`): the nearest folder above that is no such container, where the
+    file runs its name as a command in its code ("$ concurrently -k ...", "npx ava --watch") or,
+    for the folder given itself, writes it as a name (`written_name`); "" otherwise: a folder named
+    for the work (`notes/`, a test's scratch folder, a home folder) is no product."""
     if product_folder(document):
         return ""
-    folders = Path(origin).parts[:-len(document.split("/"))]
-    folder = folders[-1] if folders else ""
-    if not folder or product_folder(f"{folder}/x") != folder:
-        return ""
-    return folder if written_name(folder, text) or runs_as_command(folder, code) else ""
+    folders = Path(origin).parts[1:-len(document.split("/"))]  # the folder given and those above it
+    for depth, folder in enumerate(reversed(folders)):
+        if product_folder(f"{folder}/x") == folder:  # past docs/, cli/: the nearest that is no container
+            # above the folder given, only a command says it: a user's own folder is often a name
+            named = runs_as_command(folder, code) or (depth == 0 and bool(written_name(folder, text)))
+            return folder if named else ""
+    return ""
 
 
 def runs_as_command(name: str, code: str) -> bool:
