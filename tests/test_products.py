@@ -365,4 +365,9 @@ def test_a_product_named_by_a_verb_is_not_named_where_the_question_uses_the_verb
     assert documents("How do I install serve?") == {"serve/README.md"}
     assert documents("How do I install Webd?") == {"webd/README.md"}  # a name no manual uses as a word: as before
     assert said_as_verb("Serve static files?", "serve") and not said_as_verb("What does Serve do?", "serve")
+    # a tool's name the manuals use only as a name is no word: "How do I gzip a file?" names gzip
+    from agent.retrieval.products import also_words
+    others = [{"text": "Like gzip, xz can write the gzip format; use gzip -d to undo it."},
+              {"text": "serve helps you serve a static site."}]
+    assert also_words(["gzip", "serve"], others) == {"serve"}
     assert not said_as_verb("How do I use `serve`?", "serve") and not said_as_verb("Can I make serve quiet?", "serve")

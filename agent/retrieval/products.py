@@ -212,16 +212,16 @@ def named_products(texts: list[str], products: list[str], words: frozenset[str] 
 
 
 def also_words(products: list[str], passages: list[dict]) -> frozenset[str]:
-    """Keys of the products whose name another product's passages write as a plain lower-case
-    word ("serve" in live-server's "serve this file"): a word the documents use, not only a name."""
+    """Keys of the products whose name the passages also use as a verb, lower case after a subject
+    or a modal ("helps you serve a static site", "to serve files"): a word of the language, so a
+    question saying it where a verb stands need not mean the product. A tool's name the manuals
+    only use as a name ("like gzip", "the gzip format") is not one: "How do I gzip a file?" names gzip."""
     found = set()
     for product in products:
-        key = product_key(product)
-        pattern = _spelled(product)
-        if any(product_key(p.get("product") or "") != key
-               and any(m.group() == m.group().lower() for m in pattern.finditer(p.get("text") or ""))
-               for p in passages):
-            found.add(key)
+        before = "|".join(sorted(BEFORE_VERB - {"please"}))
+        pattern = re.compile(rf"\b(?:{before})\s+({_spelled(product).pattern})", re.IGNORECASE)
+        if any(m.group(1) == m.group(1).lower() for p in passages for m in pattern.finditer(p.get("text") or "")):
+            found.add(product_key(product))
     return frozenset(found)
 
 
