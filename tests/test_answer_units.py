@@ -466,3 +466,14 @@ def test_an_option_row_naming_its_product_further_on_is_still_introduced_by_it()
         "For XZ, `-v, --verbose` — Be verbose: xz will display a progress indicator [1].")
     prose = "Passing -v / --verbose will cause XZ to emit more messages."  # prose naming it says whose it is
     assert reading_text(prose, {**passage, "text": prose}, [passage], lead=True) == f"{prose[:-1]} [1]."
+
+
+def test_release_notes_give_no_answer_units():
+    """A README's changelog says what a version changed ("Fixed --port being ignored."), not how to
+    do it: none of its sentences is an answer, while the same words under Usage are."""
+    from agent.assembly.units import passage_units
+
+    said = "Use `--port` to choose the port; it was ignored before 1.3.5."
+    for section in ("Changelog > 1.3.5 (2021-02-08) > Fixed", "Version history", "Release Notes", "What's new"):
+        assert passage_units({"id": "r#1", "text": said, "section": section, "kind": "text"}) == []
+    assert passage_units({"id": "r#2", "text": said, "section": "Usage > Changing the port", "kind": "text"})

@@ -55,9 +55,17 @@ def passage_kind(passage: dict) -> str:
     return kind if kind in KINDS else ""
 
 
+# a section that records what changed in each version ("Changelog > 1.3.5 > Fixed", "Version
+# history"): its sentences say what a release did, not how to do it, and would answer in its words
+RELEASE_NOTES = re.compile(r"(?i)^(?:version history|release history|history|change ?log|changes|release notes|"
+                           r"what['’]s new|news|recent changes)$")
+
+
 def passage_units(passage: dict) -> list[tuple[str, str]]:
     """(kind, text) of each unit of the passage, in order: kind is "sentence", "code", "row" or
-    "item"."""
+    "item"; none for a passage of a section of release notes."""
+    if any(RELEASE_NOTES.match(part.strip()) for part in field_of(passage, "section").split(" > ")):
+        return []
     text = re.sub(r'^\s*"[^"]{1,200}"\s+', "", passage["text"])
     kind = passage_kind(passage)
     if not kind:  # a saved --help listing's line ("--cwd <dir> — change into <dir> ...") shows its option as code
