@@ -20,9 +20,11 @@ NAMES_ALONE = re.compile(r"^([ \t]{0,8})(-[^\s.][^\s]*(?:,? [^\s]+){0,5})\s*$")
 # a positional argument's line in the same layout ("  files     files to format")
 ARGUMENT_LINE = re.compile(r"^([ \t]{1,8})([a-z][\w.-]*(?: \.\.\.)?)\s{2,}(\S.*)$")
 NAMES_ALONE_WIDTH = 48  # characters: an option's spellings with their arguments ("--line-range line line, --range line line")
-# an option's item that sets its description after a hyphen or an en dash ("--port=NUMBER - select
-# port to use", "--quiet | -q - suppress logging", "-p, --port – port to use"), as READMEs list them
-DASHED_ITEM = re.compile(r"^(-{1,2}[A-Za-z][^\s|,]*(?:(?:\s*[|,]\s*|\s+or\s+)-{1,2}[A-Za-z][^\s|,]*)*)\s+[-–]\s+(?=\S)")
+# an option's item that sets its description after a hyphen, an en dash or a colon, as READMEs
+# list them ("--port=NUMBER - select port to use", "--quiet | -q - suppress logging", "-p, --port –
+# port to use", "--port <n>: the port to listen on")
+_SPELLING = r"-{1,2}[A-Za-z][^\s|,:]*(?:\s+(?:<[^>\s]+>|\[[^\]\s]+\]|[A-Z][A-Z0-9_]*))?"
+DASHED_ITEM = re.compile(rf"^({_SPELLING}(?:(?:\s*[|,]\s*|\s+or\s+){_SPELLING})*)(?:\s+[-–]\s+|:\s+)(?=\S)")
 HELP_MIN = 3  # option lines: fewer is a command with an option or two, not a listing
 
 
@@ -73,7 +75,7 @@ def _option_line(line: str):
 
 
 def dashed_item(line: str) -> str:
-    """An option's item written "names - what it does" as "names — what it does", the way every
-    reader writes an option's item; any other line as it is."""
+    """An option's item written "names - what it does" (or "names: what it does") as "names — what
+    it does", the way every reader writes an option's item; any other line as it is."""
     found = DASHED_ITEM.match(line)
     return f"{found.group(1)} — {line[found.end():]}" if found else line
