@@ -475,5 +475,8 @@ def test_release_notes_give_no_answer_units():
 
     said = "Use `--port` to choose the port; it was ignored before 1.3.5."
     for section in ("Changelog > 1.3.5 (2021-02-08) > Fixed", "Version history", "Release Notes", "What's new"):
-        assert passage_units({"id": "r#1", "text": said, "section": section, "kind": "text"}) == []
-    assert passage_units({"id": "r#2", "text": said, "section": "Usage > Changing the port", "kind": "text"})
+        assert passage_units({"id": "r#1", "document": "r", "text": said, "section": section, "kind": "text"}) == []
+    changelog = {"id": "c#1", "document": "CHANGES.md", "title": "Changelog: 1.3.5", "section": "1.3.5", "kind": "text"}
+    assert passage_units({**changelog, "text": said}) == []  # a changelog of its own
+    assert passage_units({"id": "r#2", "document": "r", "text": said, "section": "Usage > Changing the port", "kind": "text"})
+    assert passage_units({"id": "Changes", "title": "Changes", "text": "Changes is a 1971 song by David Bowie."})  # a record

@@ -340,6 +340,8 @@ def test_a_files_folder_is_its_product_only_where_the_file_runs_or_names_it():
     # `disambig ingest concurrently/docs`: past the folders that hold documents, to the product's
     assert file_folder("cli/success.md", "/src/concurrently/docs/cli/success.md", "", "concurrently -k a") == "concurrently"
     assert file_folder("x.md", "/home/alice/manuals/x.md", "Gzip and Alice's notes.", "gzip -k x") == ""
+    assert product_folder("cookiecutter-2.7.1/README.md") == "cookiecutter"  # a release's version is no part of it
+    assert file_folder("how-to/x.md", "/src/twine-7.0.0/docs/how-to/x.md", "", "twine upload dist/*") == "twine"
     assert runs_as_command("ava", "npx ava --watch") and runs_as_command("http-server", "http-server [path] [options]")
     assert runs_as_command("relayd", '"start": "relayd start"')
     assert not runs_as_command("relayd", "cd relayd\n") and not runs_as_command("relayd", "ls /etc/relayd.conf")

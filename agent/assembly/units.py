@@ -22,6 +22,7 @@ from agent.assembly.unit_options import (OPTION_NAME, OPTION_ROW, carried_head, 
                                          option_heading, said_alone, under_heading)
 from agent.documents.citation import field_of
 from agent.documents.model import CARRIED, KINDS
+from agent.retrieval.products import document_title
 from agent.steps.interpretations import sentences
 
 FENCE = "```"
@@ -61,10 +62,19 @@ RELEASE_NOTES = re.compile(r"(?i)^(?:version history|release history|history|cha
                            r"what['’]s new|news|recent changes)$")
 
 
+def release_notes(passage: dict) -> bool:
+    """Whether a passage read from a file is release notes: its document or a section over it is
+    titled so. A record's title says nothing of it ("Changes" is also a song)."""
+    if not (passage.get("document") or (passage.get("metadata") or {}).get("section") is not None):
+        return False
+    titles = [document_title(passage), *field_of(passage, "section").split(" > ")]
+    return any(RELEASE_NOTES.match(title.strip()) for title in titles)
+
+
 def passage_units(passage: dict) -> list[tuple[str, str]]:
     """(kind, text) of each unit of the passage, in order: kind is "sentence", "code", "row" or
-    "item"; none for a passage of a section of release notes."""
-    if any(RELEASE_NOTES.match(part.strip()) for part in field_of(passage, "section").split(" > ")):
+    "item"; none for a passage of release notes (a changelog's document or section)."""
+    if release_notes(passage):
         return []
     text = re.sub(r'^\s*"[^"]{1,200}"\s+', "", passage["text"])
     kind = passage_kind(passage)

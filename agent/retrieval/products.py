@@ -25,7 +25,9 @@ CONTAINERS = frozenset("doc docs documentation manual manuals man share usr loca
                        "python python3 debian node_modules opt en html md markdown pdf text txt content pages "
                        "guides guide reference references cli api usage commands examples example tutorials topics "
                        "advanced basics help articles book site website wiki source sources build _build latest "
-                       "stable".split())
+                       "stable how-to howto tutorial explanation explanations concepts internal cookbook recipes".split())
+# a release's version written onto a folder's name ("cookiecutter-2.7.1", "node-v18.19.0"): no part of the product's
+VERSION = re.compile(r"[-_]v?\d+(?:\.\d+)+[\w.+-]*$")
 # words of a title that name a kind of document, not what it documents
 DOCUMENT_KINDS = frozenset("user users guide guides manual manuals handbook reference documentation docs doc readme "
                            "faq faqs tutorial tutorials quickstart quick start getting started introduction intro "
@@ -71,11 +73,18 @@ def document_title(passage: dict) -> str:
 def product_folder(document: str) -> str:
     """The first folder of the document's path that is not a container of other products' folders
     (`python/openai/README.md` -> openai); "" when every folder is one (`docs/guide.md`)."""
-    folders = [part for part in document.split("/")[:-1] if part]
-    for folder in folders:
-        if folder.casefold() not in CONTAINERS and not MAN_SECTION.fullmatch(folder.casefold()):
+    for part in document.split("/")[:-1]:
+        if folder := folder_product(part):
             return folder
     return ""
+
+
+def folder_product(folder: str) -> str:
+    """The product a folder's name names, without a release's version ("cookiecutter-2.7.1" ->
+    cookiecutter); "" for a folder that holds documents or other products' folders."""
+    if not folder or folder.casefold() in CONTAINERS or MAN_SECTION.fullmatch(folder.casefold()):
+        return ""
+    return VERSION.sub("", folder) or folder
 
 
 def file_folder(document: str, origin: str, text: str, code: str) -> str:
@@ -88,8 +97,8 @@ def file_folder(document: str, origin: str, text: str, code: str) -> str:
     if product_folder(document):
         return ""
     folders = Path(origin).parts[1:-len(document.split("/"))]  # the folder given and those above it
-    for depth, folder in enumerate(reversed(folders)):
-        if product_folder(f"{folder}/x") == folder:  # past docs/, cli/: the nearest that is no container
+    for depth, folder in enumerate(map(folder_product, reversed(folders))):
+        if folder:  # past docs/, cli/: the nearest that is no container
             # above the folder given, only a command says it: a user's own folder is often a name
             named = runs_as_command(folder, code) or (depth == 0 and bool(written_name(folder, text)))
             return folder if named else ""
