@@ -134,9 +134,9 @@ def test_a_guessed_option_name_short_lists_and_ranks_its_row(long_manual):
     units, rows = shortlist(WORDED_APART, [given], context, ("--force", "-f", "--overwrite"))
     assert rows.shape == (len(units), len(GUESSED_RANKER_FEATURES))
     named = GUESSED_RANKER_FEATURES.index("guess_named")
-    forced = [i for i, unit in enumerate(units) if unit.sentence.startswith("--force:")]
+    forced = [i for i, unit in enumerate(units) if unit.sentence.startswith("`--force` — ")]
     assert forced and rows[forced[0], named] == 1 and rows[:, named].sum() == 1
     ranked = ranked_units(WORDED_APART, [given], context, guessed=("--force", "-f", "--overwrite"))
-    assert ranked[0].candidate.sentence.startswith("--force:")
+    assert ranked[0].candidate.sentence.startswith("`--force` — ")
     unguessed, unguessed_rows = shortlist(WORDED_APART, [given], context)
     assert unguessed_rows.shape[1] == len(RANKER_FEATURES)  # no guess: the ranker trained without one reads it
