@@ -23,7 +23,7 @@ NAMES_ALONE_WIDTH = 48  # characters: an option's spellings with their arguments
 # an option's item that sets its description after a hyphen, an en dash or a colon, as READMEs
 # list them ("--port=NUMBER - select port to use", "--quiet | -q - suppress logging", "-p, --port –
 # port to use", "--port <n>: the port to listen on")
-_SPELLING = r"-{1,2}[A-Za-z][^\s|,:]*(?:\s+(?:<[^>\s]+>|\[[^\]\s]+\]|[A-Z][A-Z0-9_]*))?"
+_SPELLING = r"-{1,2}[A-Za-z](?:[^\s|,:]|:(?=\S))*(?:\s+(?:<[^>\s]+>|\[[^\]\s]+\]|[A-Z][A-Z0-9_]*))?"
 DASHED_ITEM = re.compile(rf"^({_SPELLING}(?:(?:\s*[|,]\s*|\s+or\s+){_SPELLING})*)(?:\s+[-–]\s+|:\s+)(?=\S)")
 HELP_MIN = 3  # option lines: fewer is a command with an option or two, not a listing
 
@@ -79,3 +79,8 @@ def dashed_item(line: str) -> str:
     it does", the way every reader writes an option's item; any other line as it is."""
     found = DASHED_ITEM.match(line)
     return f"{found.group(1)} — {line[found.end():]}" if found else line
+
+
+def dashed_items(text: str) -> str:
+    """A list's lines, each option's item written "names — what it does" (`dashed_item`), indents kept."""
+    return "\n".join(line[:len(line) - len(line.lstrip())] + dashed_item(line.lstrip()) for line in text.split("\n"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from agent.documents.help_lines import dashed_item, help_listing
+from agent.documents.help_lines import dashed_items, help_listing
 
 KINDS = ("text", "list", "code", "table")
 # between an item's term and a later part of its description, for the sentences left out between
@@ -77,19 +77,16 @@ class SectionBuilder:
         self.levels = [(lvl, name) for lvl, name in self.levels if lvl < level] + [(level, text)]
 
     def add(self, kind: str, text: str, language: str = "") -> None:
-        if not text.strip():
-            return
         if kind == "code" and (listing := help_listing(text)):  # a pasted `tool --help`: its usage, its options
             usage, items = listing
             self.add("code", usage, language)
-            # options every subcommand's listing repeats (-h, --debug) are read once
-            fresh = [item for item in items if item not in self.listed]
-            self.listed.update(fresh)
-            kind, text = "list", "\n".join(fresh)
-            if not fresh:
-                return
-        if kind == "list":  # "--port=NUMBER - select port": an option's item as every reader writes one
-            text = "\n".join(line[:len(line) - len(line.lstrip())] + dashed_item(line.lstrip()) for line in text.split("\n"))
+            self.add("list", "\n".join(item for item in items if item not in self.listed))  # -h, --debug: once
+            self.listed.update(items)
+            return
+        if not text.strip():
+            return
+        if kind == "list":  # "--port=NUMBER - select port": an option's item, as every reader writes one
+            text = dashed_items(text)
         path = [name for _, name in self.levels]
         current = self.sections[-1] if self.sections else None
         if current is None or current.path != path or current.page != self.page:

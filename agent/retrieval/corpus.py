@@ -339,7 +339,8 @@ def with_folder(document: Document) -> Document:
     each a product named by its own title ("Prefixing", "Success Conditions")."""
     if document.structure is None and "section" not in document.metadata:
         return document  # a JSONL record: an entity of its own, with no product
-    blocks = [block for section in (document.structure.sections if document.structure else []) for block in section.blocks]
+    sections = document.structure.sections if document.structure else []
+    blocks = [block for section in sections for block in section.blocks]
     text = " ".join(block.text for block in blocks if block.kind != "code") or document.text
     code = "\n".join(block.text for block in blocks if block.kind == "code") or document.text
     folder = file_folder(document.id, document.origin, text, code)
