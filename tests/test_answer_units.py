@@ -479,4 +479,6 @@ def test_release_notes_give_no_answer_units():
     changelog = {"id": "c#1", "document": "CHANGES.md", "title": "Changelog: 1.3.5", "section": "1.3.5", "kind": "text"}
     assert passage_units({**changelog, "text": said}) == []  # a changelog of its own
     assert passage_units({"id": "r#2", "document": "r", "text": said, "section": "Usage > Changing the port", "kind": "text"})
-    assert passage_units({"id": "Changes", "title": "Changes", "text": "Changes is a 1971 song by David Bowie."})  # a record
+    song = {"id": "Changes", "title": "Changes", "text": "Changes is a 1971 song by David Bowie."}
+    assert passage_units(song)  # a record, as the index hands it back ...
+    assert passage_units({**song, "document": "songs.jsonl:1", "metadata": {"year": 1971}})  # ... and as read

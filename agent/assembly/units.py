@@ -64,8 +64,10 @@ RELEASE_NOTES = re.compile(r"(?i)^(?:version history|release history|history|cha
 
 def release_notes(passage: dict) -> bool:
     """Whether a passage read from a file is release notes: its document or a section over it is
-    titled so. A record's title says nothing of it ("Changes" is also a song)."""
-    if not (passage.get("document") or (passage.get("metadata") or {}).get("section") is not None):
+    titled so. A record's title says nothing of it ("Changes" is also a song): only a passage read
+    from a file has a section ("" where its file has none), beside its text as the index hands it
+    back or under its metadata as a reader cut it; every passage a reader cut has a `document`."""
+    if "section" not in passage and "section" not in (passage.get("metadata") or {}):
         return False
     titles = [document_title(passage), *field_of(passage, "section").split(" > ")]
     return any(RELEASE_NOTES.match(title.strip()) for title in titles)

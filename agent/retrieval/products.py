@@ -220,6 +220,11 @@ def named_products(texts: list[str], products: list[str], words: frozenset[str] 
     return set()
 
 
+# words after which a sentence's next word is its verb: "how do I serve ...", "to serve ..."
+BEFORE_VERB = frozenset("i we you to can could should would will must may might please".split())
+_SUBJECT_OR_MODAL = "|".join(sorted(BEFORE_VERB - {"please"}))  # as a manual's sentence has them
+
+
 def also_words(products: list[str], passages: list[dict]) -> frozenset[str]:
     """Keys of the products whose name the passages also use as a verb, lower case after a subject
     or a modal ("helps you serve a static site", "to serve files"): a word of the language, so a
@@ -227,15 +232,10 @@ def also_words(products: list[str], passages: list[dict]) -> frozenset[str]:
     only use as a name ("like gzip", "the gzip format") is not one: "How do I gzip a file?" names gzip."""
     found = set()
     for product in products:
-        before = "|".join(sorted(BEFORE_VERB - {"please"}))
-        pattern = re.compile(rf"\b(?:{before})\s+({_spelled(product).pattern})", re.IGNORECASE)
+        pattern = re.compile(rf"\b(?:{_SUBJECT_OR_MODAL})\s+({_spelled(product).pattern})", re.IGNORECASE)
         if any(m.group(1) == m.group(1).lower() for p in passages for m in pattern.finditer(p.get("text") or "")):
             found.add(product_key(product))
     return frozenset(found)
-
-
-# words after which a sentence's next word is its verb: "how do I serve ...", "to serve ..."
-BEFORE_VERB = frozenset("i we you to can could should would will must may might please".split())
 
 
 def said_as_verb(text: str, product: str) -> bool:
