@@ -147,10 +147,10 @@ def product_update(state: RewriteState, context: RewriteContext, question: str, 
     started = time.perf_counter()
     turns = user_turns(state.get("messages"), question)[:context.history_turns]
     thread = state.get("product")
-    products = follow_up.candidate_products(get_retriever(context), [question, *turns], [thread] if thread else [])
+    products, words = follow_up.candidate_products(get_retriever(context), [question, *turns], [thread] if thread else [])
     found = follow_up.resolve_product(
         question, follow_up.unclear(question, decision.get("ambiguity")), thread_product=thread,
-        previous_query=state.get("query"), user_turns=turns, products=products,
+        previous_query=state.get("query"), user_turns=turns, products=products, words=words,
         unnamed=context.resolve_product == "unnamed", answered=follow_up.answer_products(state) if turns else [])
     decision.update(product=found["product"], product_source=found["product_source"],
                     needs_rewrite=decision["needs_rewrite"] and found["unsure"],

@@ -83,6 +83,13 @@ def test_the_rules_name_the_product_the_conversation_gives():
     again = resolve_product("How do I exclude files from c8 coverage?", False, thread_product="c8",
                             previous_query="x", user_turns=["x"], products=products)
     assert again["product"] == "c8" and again["query"] == "How do I exclude files from c8 coverage?"
+    # a name other manuals also use as a word is not named by the word: the thread's product stays
+    word = resolve_product("How do I retry failed requests?", True, thread_product="Fetchkit", previous_query="x",
+                           user_turns=["x"], products=["Fetchkit", "Requests"], words={"requests": "noun"})
+    assert word["product"] == "Fetchkit"
+    named = resolve_product("And with requests?", True, thread_product="Fetchkit", previous_query="How do I retry?",
+                            user_turns=["x"], products=["Fetchkit", "Requests"], words={"requests": "noun"})
+    assert named["product"] == "Requests" and named["product_source"] == "named"
 
 
 def test_the_rewrite_rules():

@@ -327,7 +327,7 @@ def test_a_folder_given_to_the_ingest_names_the_product_its_files_run_or_name(tm
 
 
 def test_a_files_folder_is_its_product_only_where_the_file_runs_or_names_it():
-    from agent.retrieval.products import file_folder, runs_as_command
+    from agent.retrieval.products import file_folder, code_uses
 
     origin = "/home/me/docs/concurrently/success.md"
     assert file_folder("success.md", origin, "By default, concurrently exits.", "$ concurrently -k 'a' 'b'") == "concurrently"
@@ -342,9 +342,15 @@ def test_a_files_folder_is_its_product_only_where_the_file_runs_or_names_it():
     assert file_folder("x.md", "/home/alice/manuals/x.md", "Gzip and Alice's notes.", "gzip -k x") == ""
     assert product_folder("cookiecutter-2.7.1/README.md") == "cookiecutter"  # a release's version is no part of it
     assert file_folder("how-to/x.md", "/src/twine-7.0.0/docs/how-to/x.md", "", "twine upload dist/*") == "twine"
-    assert runs_as_command("ava", "npx ava --watch") and runs_as_command("http-server", "http-server [path] [options]")
-    assert runs_as_command("relayd", '"start": "relayd start"')
-    assert not runs_as_command("relayd", "cd relayd\n") and not runs_as_command("relayd", "ls /etc/relayd.conf")
+    assert code_uses("ava", "npx ava --watch") and code_uses("http-server", "http-server [path] [options]")
+    assert code_uses("relayd", '"start": "relayd start"')
+    assert not code_uses("relayd", "cd relayd\n") and not code_uses("relayd", "ls /etc/relayd.conf")
+    # a library's manual imports or installs it rather than running it
+    assert code_uses("urllib3", "import urllib3\nhttp = urllib3.PoolManager()") and code_uses("aiohttp", ">>> from aiohttp import web")
+    assert code_uses("httpx", "$ pip install httpx[http2]") and code_uses("nyc", "const nyc = require('nyc')")
+    assert code_uses("left-pad", "npm i -g left-pad") and code_uses("relayd", "python -m pip install --user relayd")
+    assert not code_uses("notes", "import notes_app") and not code_uses("notes", "pip install notes-extra")
+    assert file_folder("client.rst", "/src/aiohttp/client.rst", "The client session.", "import aiohttp") == "aiohttp"
 
 
 def test_a_product_named_by_a_verb_is_not_named_where_the_question_uses_the_verb(tmp_path):
@@ -371,5 +377,36 @@ def test_a_product_named_by_a_verb_is_not_named_where_the_question_uses_the_verb
     from agent.retrieval.products import also_words
     others = [{"text": "Like gzip, xz can write the gzip format; use gzip -d to undo it."},
               {"text": "serve helps you serve a static site."}]
-    assert also_words(["gzip", "serve"], others) == {"serve"}
+    assert also_words(["gzip", "serve"], others) == {"serve": "verb"}
     assert not said_as_verb("How do I use `serve`?", "serve") and not said_as_verb("Can I make serve quiet?", "serve")
+
+
+def test_a_capitalized_name_other_manuals_use_as_a_word_is_not_named_by_the_word(tmp_path):
+    """Requests is a product and "requests" a word the other manuals use: "How do I retry failed
+    requests?" asks every library, "How do I install requests?" asks Requests. A product's own
+    manual saying "the git repository" of itself makes no word of Git."""
+    from agent.retrieval.products import also_words, said_as_word
+
+    index = index_of({
+        "requests/README.md": "# Requests\n\nRequests is a simple HTTP library.\n\n## Installing Requests\n\n"
+                              "Requests is available on PyPI:\n\n```\n$ python -m pip install requests\n```\n",
+        "fetchkit/README.md": "# Fetchkit\n\nFetchkit sends many requests at once for you.\n\n## Retrying\n\n"
+                              "Failed requests are retried three times; pass `retries=5` to retry failed requests more often.\n"},
+        tmp_path / "docs", tmp_path / "index")
+    retriever = get_retriever(Context(index_dir=index))
+
+    def documents(question):
+        return {p["document"] for p in document_pool(retriever, question, "hybrid", 6, None, 2)}
+
+    assert documents("How do I retry failed requests?") == {"requests/README.md", "fetchkit/README.md"}
+    assert documents("How do I install requests?") == {"requests/README.md"}
+    assert documents("Does Requests retry?") == {"requests/README.md"}  # a capital inside the sentence: the name
+    assert said_as_word("How do I retry failed requests?", "Requests", "noun")
+    assert not said_as_word("How do I set a timeout with requests?", "Requests", "noun")
+    assert not said_as_word("Can I call `requests` twice?", "Requests", "noun")
+    assert not said_as_word("How do I stop xz from using RAM?", "XZ", "verb")  # a verb's name is no noun
+    own = [{"text": "Clone the git repository first; git stores it.", "product": "Git"},
+           {"text": "Retrying requests: failed requests and slow requests are sent again.", "product": "Fetchkit"}]
+    assert also_words(["Git", "Requests"], own) == {"requests": "noun"}
+    # however the others say it, a product whose passages lead the ranking is the one asked about
+    assert also_words(["Requests"], [{"text": "Requests retries.", "product": "Requests"}, *own]) == {}

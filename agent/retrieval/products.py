@@ -91,29 +91,34 @@ def file_folder(document: str, origin: str, text: str, code: str) -> str:
     """The folder a file was read in, as the product it documents, where its document id names no
     product folder (it was read straight under the folder given, or under folders that hold
     documents: `docs/`, `cli/`): the nearest folder above that is no such container, where the
-    file runs its name as a command in its code ("$ concurrently -k ...", "npx ava --watch") or,
-    for the folder given itself, writes it as a name (`written_name`); "" otherwise: a folder named
+    file's code runs, installs or imports it (`code_uses`: "$ concurrently -k ...",
+    "import urllib3") or, for the folder given itself, writes it as a name (`written_name`); "" otherwise: a folder named
     for the work (`notes/`, a test's scratch folder, a home folder) is no product."""
     if product_folder(document):
         return ""
     folders = Path(origin).parts[1:-len(document.split("/"))]  # the folder given and those above it
     for depth, folder in enumerate(map(folder_product, reversed(folders))):
         if folder:  # past docs/, cli/: the nearest that is no container
-            # above the folder given, only a command says it: a user's own folder is often a name
-            named = runs_as_command(folder, code) or (depth == 0 and bool(written_name(folder, text)))
+            # above the folder given, only its code says it: a user's own folder is often a name
+            named = code_uses(folder, code) or (depth == 0 and bool(written_name(folder, text)))
             return folder if named else ""
     return ""
 
 
-def runs_as_command(name: str, code: str) -> bool:
-    """Whether a code block runs `name` as a command: first on a line (after a shell prompt, a
-    runner such as npx, or the quote of a package.json script), with an argument after it."""
+def code_uses(name: str, code: str) -> bool:
+    """Whether a code block uses `name` as its product: runs it as a command, first on a line (after
+    a shell prompt, a runner such as npx, or the quote of a package.json script) with an argument
+    after it; installs it with a package manager ("pip install httpx[http2]", "npm i -g serve");
+    or imports it as a library ("import urllib3", "from aiohttp import web", "require('nyc')")."""
     parts = [re.escape(p) for p in re.split(r"[-_\s.]+", name) if p]
     if not parts:
         return False
     spelled = r"[-_.]?".join(parts)
-    pattern = rf"""(?im)(?:^\s*(?:[$>%#]\s*)?|["'`]\s*)(?:(?:npx|sudo|uvx|pipx\s+run|python3?\s+-m)\s+)?{spelled}(?=[ \t]+\S)"""
-    return re.search(pattern, code) is not None
+    command = rf"""(?:^\s*(?:[$>%#]\s*)?|["'`]\s*)(?:(?:npx|sudo|uvx|pipx\s+run|python3?\s+-m)\s+)?{spelled}(?=[ \t]+\S)"""
+    installed = rf"""\b(?:pip3?|pipx|uv\s+pip|uv|poetry|npm|pnpm|yarn|bun|gem|cargo|brew|apt|apt-get|dnf|yum|conda|go)\s+""" \
+                rf"""(?:install|add|i|get)\s+(?:-\S+\s+)*["']?{spelled}(?![\w-])"""
+    imported = rf"""(?:^\s*(?:>>>\s*)?(?:import|from)\s+{spelled}(?![\w-])|\brequire\(\s*["']{spelled}["']|\bfrom\s+["']{spelled}["'])"""
+    return re.search(rf"(?im){command}|{installed}|{imported}", code) is not None
 
 
 def spelled_as_in(folder: str, title: str) -> str:
@@ -206,15 +211,17 @@ def asked_product_only(question: str, passages: list[dict]) -> bool:
     return bool(name) and names_product(question, name)
 
 
-def named_products(texts: list[str], products: list[str], words: frozenset[str] = frozenset()) -> set[str]:
+def named_products(texts: list[str], products: list[str], words: dict[str, str] | None = None) -> set[str]:
     """The product keys the first text that names any of `products` names: the question, else
     the conversation's latest user turn that names one (`texts` newest first). A product in
-    `words` (keys of names that are also words of the documents, `also_words`) is not named where
-    the text says its name as a verb (`said_as_verb`): "How do I serve a directory listing?"
-    does not name serve, "How do I install serve?" does."""
+    `words` (names that are also words of the documents, `also_words`) is not named where the text
+    says the word rather than the name (`said_as_word`): "How do I serve a directory listing?"
+    does not name serve, "How do I retry failed requests?" does not name Requests; "How do I
+    install serve?" and "How do I install requests?" do."""
+    words = words or {}
     for text in texts:
         named = {product_key(p) for p in products
-                 if names_product(text, p) and not (product_key(p) in words and said_as_verb(text, p))}
+                 if names_product(text, p) and not said_as_word(text, p, words.get(product_key(p)))}
         if named:
             return named
     return set()
@@ -223,19 +230,57 @@ def named_products(texts: list[str], products: list[str], words: frozenset[str] 
 # words after which a sentence's next word is its verb: "how do I serve ...", "to serve ..."
 BEFORE_VERB = frozenset("i we you to can could should would will must may might please".split())
 _SUBJECT_OR_MODAL = "|".join(sorted(BEFORE_VERB - {"please"}))  # as a manual's sentence has them
+# words after which a name stands where a word could too: "install requests", "a timeout with requests"
+BEFORE_NAME = frozenset("install uninstall upgrade import from use using with in via run require configure "
+                        "called named about".split())
+WORD_USES = 2  # lower-case uses in the documents' sentences that make a capitalized name a word as well
+LEADING = 1  # passages at the head of a question's ranking: a product with one there is the one it asks about
 
 
-def also_words(products: list[str], passages: list[dict]) -> frozenset[str]:
-    """Keys of the products whose name the passages also use as a verb, lower case after a subject
-    or a modal ("helps you serve a static site", "to serve files"): a word of the language, so a
-    question saying it where a verb stands need not mean the product. A tool's name the manuals
-    only use as a name ("like gzip", "the gzip format") is not one: "How do I gzip a file?" names gzip."""
-    found = set()
+def also_words(products: list[str], passages: list[dict]) -> dict[str, str]:
+    """The products whose name the passages also use as a word of the language, so a question
+    saying it need not mean the product, by key: "verb", lower case after a subject or a modal
+    ("helps you serve a static site", "to serve files"); or "noun", for a name written with a
+    capital (Requests), its lower case inside other products' sentences where no name stands ("retrying
+    requests", "failed requests"), unless its own passages lead the question's ranking (`passages`
+    in rank order): "How do I make git grep ignore case?" is Git's, however other manuals say
+    "a git checkout". A tool's name the manuals only use as a name ("like gzip", "the gzip format")
+    is not one: "How do I gzip a file?" names gzip."""
+    found = {}
     for product in products:
-        pattern = re.compile(rf"\b(?:{_SUBJECT_OR_MODAL})\s+({_spelled(product).pattern})", re.IGNORECASE)
-        if any(m.group(1) == m.group(1).lower() for p in passages for m in pattern.finditer(p.get("text") or "")):
-            found.add(product_key(product))
-    return frozenset(found)
+        key = product_key(product)
+        verb = re.compile(rf"\b(?:{_SUBJECT_OR_MODAL})\s+({_spelled(product).pattern})", re.IGNORECASE)
+        if any(m.group(1) == m.group(1).lower() for p in passages for m in verb.finditer(p.get("text") or "")):
+            found[key] = "verb"
+        elif product != product.lower():
+            own = [product_key(p.get("product") or "") == key for p in passages]
+            others = [p.get("text") or "" for p, mine in zip(passages, own) if not mine]
+            if not any(own[:LEADING]) and sum(len(_word_uses(text, product)) for text in others) >= WORD_USES:
+                found[key] = "noun"
+    return found
+
+
+def said_as_word(text: str, product: str, kind: str | None) -> bool:
+    """Whether every time `text` says the product's name it says the word of that `kind` instead
+    (`also_words`): a verb's, lower case where a verb stands (`said_as_verb`); a noun's, lower case
+    where no name stands ("retry failed requests"): never quoted, capitalized or after "install"."""
+    if kind == "verb":
+        return said_as_verb(text, product)
+    found = list(_spelled(product).finditer(text))
+    return kind == "noun" and bool(found) and len(_word_uses(text, product)) == len(found)
+
+
+def _word_uses(text: str, product: str) -> list[re.Match]:
+    """The lower-case uses of the name inside a sentence that are no name's: after a lower-case
+    word other than one a name follows (`BEFORE_NAME`), not quoted, not code (`requests.get(`)."""
+    uses = []
+    for match in _spelled(product).finditer(text):
+        before = re.search(r"([A-Za-z]+)[ \t]+$", text[:match.start()])
+        after = text[match.end():match.end() + 2]
+        if (match.group() == match.group().lower() and before and before.group(1).islower()
+                and before.group(1) not in BEFORE_NAME and not re.match(r"[`'\"’(]|\.\w", after)):
+            uses.append(match)
+    return uses
 
 
 def said_as_verb(text: str, product: str) -> bool:

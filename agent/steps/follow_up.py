@@ -16,7 +16,7 @@ import re
 
 from agent.detector.classifier import AMBIGUOUS, rules_label
 from agent.llm.answers import cited_passage_ids
-from agent.retrieval.products import names_product, product_folder, product_key, product_of
+from agent.retrieval.products import also_words, named_products, names_product, product_folder, product_key, product_of
 from agent.steps.grounding import STOPWORDS, tokens
 
 CANDIDATES = 20  # sparse hits per text whose products may be the ones it names
@@ -47,17 +47,22 @@ def products_of(passages: list[dict]) -> list[str]:
     return list(names.values())
 
 
-def candidate_products(retriever, texts: list[str], known: list[str]) -> list[str]:
-    """Products a text might name: `known` ones (the thread's), then those of each text's sparse hits."""
+def candidate_products(retriever, texts: list[str], known: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Products a text might name: `known` ones (the thread's), then those of each text's sparse
+    hits; and those whose name the hits also use as a word (`also_words`, in the first text's
+    ranking: the message's)."""
     hits = retriever.search_batch([t for t in texts if t.strip()], "sparse", CANDIDATES) if retriever else []
-    return products_of([{"product": name} for name in known] + [p for found in hits for p in found])
+    passages = [{**p, "product": passage_product(p)} for found in hits for p in found]
+    products = products_of([{"product": name} for name in known] + passages)
+    return products, also_words(products, passages)
 
 
-def named_in(text: str, products: list[str]) -> list[str]:
-    """The products `text` names, as words (agent/retrieval/products.py `names_product`), never
-    as what a possessive owns (a product whose name is a common word: "its coverage")."""
-    text = OWNED.sub(" ", text)
-    return [name for name in products if names_product(text, name)]
+def named_in(text: str, products: list[str], words: dict[str, str] | None = None) -> list[str]:
+    """The products `text` names, as words (agent/retrieval/products.py `named_products`): never
+    as what a possessive owns (a product whose name is a common word: "its coverage"), nor one in
+    `words` where the text says the word ("retry failed requests")."""
+    named = named_products([OWNED.sub(" ", text)], products, words)
+    return [name for name in products if product_key(name) in named]
 
 
 def answer_products(state: dict) -> list[str]:
@@ -105,13 +110,14 @@ def unclear(question: str, verdict: str | None) -> bool:
     return verdict == AMBIGUOUS or rules_label(question) == AMBIGUOUS
 
 
-def conversation_product(thread_product: str | None, user_turns: list[str], products: list[str]) -> tuple[str | None, str | None]:
+def conversation_product(thread_product: str | None, user_turns: list[str], products: list[str],
+                         words: dict[str, str] | None = None) -> tuple[str | None, str | None]:
     """(product, where it came from) for a message that names none: the thread's, else the one
     product the latest user turn naming any names; (None, None) when nothing decides."""
     if thread_product:
         return thread_product, "thread"
     for turn in user_turns:  # newest first
-        named = named_in(turn, products)
+        named = named_in(turn, products, words)
         if named:
             return (named[0], "earlier turn") if len(named) == 1 else (None, None)
     return None, None
@@ -119,7 +125,7 @@ def conversation_product(thread_product: str | None, user_turns: list[str], prod
 
 def resolve_product(question: str, ambiguous: bool, *, thread_product: str | None, previous_query: str | None,
                     user_turns: list[str], products: list[str], unnamed: bool = False,
-                    answered: list[str] = ()) -> dict:
+                    answered: list[str] = (), words: dict[str, str] | None = None) -> dict:
     """The turn's product and the query that goes downstream, with no model call.
 
     {"product", "product_source" (named | thread | earlier turn | None), "query", "unsure", "among"}:
@@ -128,7 +134,7 @@ def resolve_product(question: str, ambiguous: bool, *, thread_product: str | Non
     is rewritten to name it (`unnamed`: a clear one too). Where the last answer spoke for several
     products (`answered`) and nothing else decides, "it" is one of them: `among` lists them for
     the person to choose, since a model could only guess. `unsure` when the model should rewrite."""
-    named = named_in(question, products)
+    named = named_in(question, products, words)
     if len(named) > 1 and thread_product:  # "c8 coverage" in a c8 thread: the thread's product, named again
         named = [name for name in named if product_key(name) == product_key(thread_product)] or named
     if len(named) == 1:
@@ -140,7 +146,7 @@ def resolve_product(question: str, ambiguous: bool, *, thread_product: str | Non
         return {"product": None, "product_source": None, "query": question, "unsure": ambiguous}
     if not thread_product and len(answered) > 1:  # the last answer spoke for several: ask which
         return {"product": None, "product_source": None, "query": question, "unsure": False, "among": list(answered)}
-    product, source = conversation_product(thread_product, user_turns, products)
+    product, source = conversation_product(thread_product, user_turns, products, words)
     if product is None:
         return {"product": None, "product_source": None, "query": question, "unsure": ambiguous}
     return {"product": product, "product_source": source, "query": naming_product(question, product), "unsure": False}
