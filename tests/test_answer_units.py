@@ -122,6 +122,24 @@ def test_a_steps_code_is_a_code_unit_led_in_by_its_step_and_footnote_marks_are_l
                      "Start the server with quillpad serve.", "It listens on port 8080."]
 
 
+def test_a_step_leads_into_its_command_across_the_tabs_a_manual_sets_it_in(tmp_path):
+    """Sphinx manuals number their examples ("#. Uninstall a package.") and set each command in
+    tabs per system: the step leads into the first tab's command, the next tab's title says what
+    its command is for, and a short instruction before a code block leads into it as a label does."""
+    page = (".. _`quill uninstall`:\n\nquill uninstall\n===============\n\nExamples\n========\n\n"
+            "#. Uninstall a package.\n\n   .. tab:: Unix/macOS\n\n      .. code-block:: console\n\n"
+            "         $ python -m quill uninstall notes\n\n   .. tab:: Windows\n\n      .. code-block:: console\n\n"
+            "         C:\\> py -m quill uninstall notes\n\nRun the checks.\n\n.. code-block:: console\n\n"
+            "   $ quill check --all\n")
+    assert units_of(passages_of(tmp_path, "uninstall.rst", page)) == [
+        "Uninstall a package:\n```\n$ python -m quill uninstall notes\n```",
+        "Run the checks:\n```\n$ quill check --all\n```"]
+    myst = ("# Caching\n\n## Default paths\n\nThe cache is kept here:\n\n````{tab} Linux\n```\n~/.cache/quill\n```\n"
+            "````\n\n````{tab} Windows\n```\n%LocalAppData%\\quill\n```\n````\n")
+    [*_, linux, windows] = [p["text"] for p in passages_of(tmp_path, "caching.md", myst)]
+    assert linux.startswith("The cache is kept here:\n~/.cache/quill") and windows.startswith("Windows:\n%LocalAppData%")
+
+
 def test_a_section_titled_by_an_option_describes_that_option_in_every_sentence(tmp_path):
     """Documentation that gives each option a heading of its own (as Node.js's does): the section's
     sentences say nothing of which option they describe, so each is quoted with it, the first as

@@ -326,22 +326,51 @@ def test_a_folder_given_to_the_ingest_names_the_product_its_files_run_or_name(tm
     assert "folder" not in passages["gzip.md"]
 
 
-def test_a_files_folder_is_its_product_only_where_the_file_runs_or_names_it():
-    from agent.retrieval.products import file_folder, code_uses
+def test_a_manuals_pages_and_sub_folders_are_its_product(tmp_path):
+    """`disambig ingest fernpkg/docs/html`: a page on caching, the contributors' guide in
+    `development/` and the command pages are all fernpkg's (one page installs with it), not
+    products named "Caching" and "development"; a sub-folder whose files install it by its own
+    name is a product of its own."""
+    from agent.retrieval.corpus import ReadReport, read_passages
+    from agent.retrieval.index import IndexStore, ingest
 
-    origin = "/home/me/docs/concurrently/success.md"
-    assert file_folder("success.md", origin, "By default, concurrently exits.", "$ concurrently -k 'a' 'b'") == "concurrently"
-    assert file_folder("success.md", origin, "Concurrently exits with the first code.", "") == ""  # a capital opening a sentence
-    assert file_folder("success.md", origin, "Use it with Concurrently when two run.", "") == "concurrently"
-    assert file_folder("guide/success.md", "/home/me/concurrently/guide/success.md", "", "concurrently -k a") == "concurrently"
-    assert file_folder("relayd/success.md", "/home/me/concurrently/relayd/success.md", "", "concurrently -k a") == ""
-    assert file_folder("success.md", "/home/me/docs/success.md", "", "docs build") == ""  # a folder of documents
-    assert file_folder("ava/readme.md", "/x/ava/readme.md", "", "npx ava --watch") == ""  # its id names it already
-    # `disambig ingest concurrently/docs`: past the folders that hold documents, to the product's
-    assert file_folder("cli/success.md", "/src/concurrently/docs/cli/success.md", "", "concurrently -k a") == "concurrently"
-    assert file_folder("x.md", "/home/alice/manuals/x.md", "Gzip and Alice's notes.", "gzip -k x") == ""
+    html = tmp_path / "fernpkg" / "docs" / "html"
+    for name, text in {
+            "topics/caching.md": "# Caching\n\nDownloads are kept in a cache folder between runs.\n",
+            "development/ci.md": "# Continuous integration\n\nEvery change runs the linters:\n\n```\nnox -s lint\n```\n",
+            "cli/install.md": "# install\n\nInstall a package:\n\n```\n$ fernpkg install quillpad\n```\n",
+            "plugins/owlpost/README.md": "# Owlpost\n\nA plugin:\n\n```\npip install owlpost\n```\n"}.items():
+        (html / name).parent.mkdir(parents=True, exist_ok=True)
+        (html / name).write_text(text)
+    store = IndexStore(str(tmp_path / "index"), create=True)
+    ingest(store, read_passages([str(html)], ReadReport()))
+    ids = ["topics/caching.md", "development/ci.md", "cli/install.md", "plugins/owlpost/README.md"]
+    passages = store.get(ids)
+    assert [product_of(passages[name]) for name in ids] == ["fernpkg", "fernpkg", "fernpkg", "Owlpost"]
+    from agent.retrieval.products import product_identity
+    assert len({product_identity(passages[name]) for name in ids[:3]}) == 1
+
+
+def test_a_folder_given_is_its_product_only_where_a_file_runs_or_names_it():
+    from agent.retrieval.products import code_uses, own_product, own_products, root_product
+
+    folder = "/home/me/docs/concurrently"
+    assert root_product(folder, [("By default, concurrently exits.", "$ concurrently -k 'a' 'b'")]) == "concurrently"
+    assert root_product(folder, [("Concurrently exits with the first code.", "")]) == ""  # a capital opening a sentence
+    assert root_product(folder, [("Use it with Concurrently when two run.", "")]) == "concurrently"
+    assert root_product(folder, [("Prefixing.", ""), ("", "$ concurrently -k a")]) == "concurrently"  # one speaks for all
+    assert root_product("/home/me/concurrently/guide", [("", "concurrently -k a")]) == "concurrently"
+    assert root_product("/home/me/docs", [("", "docs build")]) == ""  # a folder of documents
+    # `disambig ingest concurrently/docs/cli`: past the folders that hold documents, to the product's
+    assert root_product("/src/concurrently/docs/cli", [("", "concurrently -k a")]) == "concurrently"
+    assert root_product("/home/alice/manuals", [("Gzip and Alice's notes.", "gzip -k x")]) == ""
     assert product_folder("cookiecutter-2.7.1/README.md") == "cookiecutter"  # a release's version is no part of it
-    assert file_folder("how-to/x.md", "/src/twine-7.0.0/docs/how-to/x.md", "", "twine upload dist/*") == "twine"
+    assert root_product("/src/twine-7.0.0/docs/how-to", [("", "twine upload dist/*")]) == "twine"
+    # a sub-folder is a product of its own where its files use its name, not a part of the manual
+    own = own_products([("orjson/README.md", "pip install orjson"), ("development/ci.rst", "nox -s lint"),
+                        ("topics/caching.md", "pip cache dir"), ("plugins/owlpost/docs/a.md", "import owlpost")])
+    assert own == {"orjson": "orjson", "plugins/owlpost": "owlpost"}
+    assert own_product("plugins/owlpost/docs/b.md", own) == "owlpost" and own_product("development/ci.rst", own) == ""
     assert code_uses("ava", "npx ava --watch") and code_uses("http-server", "http-server [path] [options]")
     assert code_uses("relayd", '"start": "relayd start"')
     assert not code_uses("relayd", "cd relayd\n") and not code_uses("relayd", "ls /etc/relayd.conf")
@@ -350,7 +379,7 @@ def test_a_files_folder_is_its_product_only_where_the_file_runs_or_names_it():
     assert code_uses("httpx", "$ pip install httpx[http2]") and code_uses("nyc", "const nyc = require('nyc')")
     assert code_uses("left-pad", "npm i -g left-pad") and code_uses("relayd", "python -m pip install --user relayd")
     assert not code_uses("notes", "import notes_app") and not code_uses("notes", "pip install notes-extra")
-    assert file_folder("client.rst", "/src/aiohttp/client.rst", "The client session.", "import aiohttp") == "aiohttp"
+    assert root_product("/src/aiohttp", [("The client session.", "import aiohttp")]) == "aiohttp"
 
 
 def test_a_product_named_by_a_verb_is_not_named_where_the_question_uses_the_verb(tmp_path):

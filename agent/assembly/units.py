@@ -22,6 +22,7 @@ from agent.assembly.unit_options import (OPTION_NAME, OPTION_ROW, carried_head, 
                                          option_heading, said_alone, under_heading)
 from agent.documents.citation import field_of
 from agent.documents.model import CARRIED, KINDS
+from agent.documents.passages import INSTRUCTION_VERBS
 from agent.retrieval.products import document_title
 from agent.steps.interpretations import sentences
 
@@ -37,11 +38,6 @@ _CODE_BLOCK = re.compile(r"\n```[^\n]*\n.*\n```$", re.S)
 _PROSE_LEAD = re.compile(r"^\S[^{}\[\];<>]*:$")
 _CODE_IN_LEAD = re.compile(r"\w\((?!\d\w?\))| = |->")
 _TO_DO = re.compile(r"^To\s+\w+[^,]{0,80},\s+\w+")  # "To run the tests, type ..."
-# verbs an instruction opens with ("Run make check.", "Set PAGER to ...")
-INSTRUCTION_VERBS = frozenset(
-    "add call change check choose click configure copy create define delete disable download edit enable enter "
-    "export install invoke launch load mount open pass pipe press put remove rename replace restart run save "
-    "select set specify start stop type uninstall unset update upgrade use write".split())
 # questions asking how to do something, not how a thing works ("How do I run ...?", "How to ...",
 # "What command ...?", "Which option ...?")
 HOW_TO = re.compile(r"^\s*(?:how\s+(?:do|can|could|should|would|may|must|shall)\s+(?:i|we|you|one|users?)\b|"

@@ -61,6 +61,11 @@ def parse(text: str, fallback_title: str) -> Structure:
     return builder.structure(fallback_title)
 
 
+def _is_tab(token) -> bool:
+    """Whether a token is a MyST tab (```{tab} Linux, ```{tab-item} Windows)."""
+    return token.type == "fence" and (token.info or "").split(" ")[0] in ("{tab}", "{tab-item}")
+
+
 def _emit(tokens, builder: SectionBuilder) -> None:
     index = 0
     while index < len(tokens):
@@ -68,7 +73,9 @@ def _emit(tokens, builder: SectionBuilder) -> None:
         if token.type == "heading_open":
             builder.heading(int(token.tag[1]), inline_text(tokens[index + 1]))
             index += 3
-        elif token.type == "fence" and MYST_DIRECTIVE.match(token.info or ""):
+        elif token.type == "fence" and (directive := MYST_DIRECTIVE.match(token.info or "")):
+            if _is_tab(token):  # ```{tab} Linux: its title says what its code is for
+                builder.tab(token.info[directive.end():], first=index == 0 or not _is_tab(tokens[index - 1]))
             _emit(_parser().parse(MYST_OPTION.sub("", token.content)), builder)  # {note}, {warning}: prose
             index += 1
         elif token.type in ("fence", "code_block"):

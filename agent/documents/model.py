@@ -94,6 +94,16 @@ class SectionBuilder:
             self.sections.append(current)
         current.blocks.append(Block(kind, text.strip("\n") if kind == "code" else text.strip(), language))
 
+    def tab(self, title: str, first: bool) -> None:
+        """A tab's title (`.. tab:: Windows`, MyST's ```{tab} Linux): it says what the tab's code is
+        for ("Windows:"), except in the `first` tab of a set after a paragraph or a list item, which
+        leads into that code itself ("Uninstall a package.", then the Unix tab's command)."""
+        current = self.sections[-1] if self.sections else None
+        here = current is not None and current.path == [name for _, name in self.levels] and current.page == self.page
+        title = " ".join(title.split()).rstrip(".:")
+        if title and not (first and here and current.blocks and current.blocks[-1].kind in ("text", "list")):
+            self.add("text", f"{title}:")
+
     def structure(self, fallback_title: str, pages: int = 0) -> Structure:
         """The document. A lone top heading that opens it is its title and is left out of every
         section path; otherwise the title is `fallback_title` (metadata, else the file name)."""

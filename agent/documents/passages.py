@@ -51,21 +51,28 @@ def _with_lead_ins(blocks: list[Block]) -> list[tuple[str, Block]]:
 
 
 LABEL_WORDS = 12  # a label says what the example after it does in a few words ("Run tests by marker expressions")
+# verbs an instruction opens with ("Run make check.", "Set PAGER to ...")
+INSTRUCTION_VERBS = frozenset(
+    "add call change check choose click configure copy create define delete disable download edit enable enter "
+    "export install invoke launch load mount open pass pipe press put remove rename replace restart run save "
+    "select set specify start stop type uninstall unset update upgrade use write".split())
 
 
 def _lead_in(previous: Block, block: Block) -> str:
     """The lead-in `previous` is to `block`, or "": a paragraph ending in ':' before a list, code
-    block or table; a label before a code block, a line of a few words that opens with a capital
+    block or table; before a code block, a label, a line of a few words that opens with a capital
     and ends no sentence (manuals title their examples so: "Run tests by marker expressions", then
-    `pytest -m slow`), given the ':' that says it leads in."""
-    if block.kind not in LINE_BLOCKS or previous.kind != "text":
-        return ""
+    `pytest -m slow`), or a step, a short instruction ("Uninstall a package.", then its command),
+    each given the ':' that says it leads in; a list of one such step too (its command nested under it)."""
     text = previous.text.rstrip()
-    if text.endswith(":"):
+    if block.kind not in LINE_BLOCKS or previous.kind not in ("text", "list"):
+        return ""
+    if text.endswith(":") and previous.kind == "text":  # a list's item so is an option's row ("-x — as in:")
         return previous.text
-    is_label = ("\n" not in text and text[:1].isupper() and len(text.split()) <= LABEL_WORDS
-                and not text.endswith((".", "!", "?", ";", ",", ")", '"', "'")))
-    return f"{text}:" if block.kind == "code" and is_label else ""
+    short = "\n" not in text and text[:1].isupper() and len(text.split()) <= LABEL_WORDS
+    is_label = short and not text.endswith((".", "!", "?", ";", ",", ")", '"', "'"))
+    is_step = short and text.endswith(".") and text.split(" ", 1)[0].lower() in INSTRUCTION_VERBS
+    return f"{text.rstrip('.')}:" if block.kind == "code" and (is_label or is_step) else ""
 
 
 def _cut_section(section: Section, chunk_tokens: int, overlap_tokens: int) -> list[Piece]:

@@ -36,6 +36,7 @@ _GRID_RULE = re.compile(r"^\+[-=]{2,}\+(?:[-=]*\+)*\s*$")  # "+------+------+", 
 _OPTION_LIST = re.compile(r"^(-{1,2}[A-Za-z][\w-]*(?:[= ]<?[\w.-]+>?)?(?:, -{1,2}[A-Za-z][\w-]*(?:[= ]<?[\w.-]+>?)?)*)"
                           r"(?:\s{2,}(.*))?$")
 
+TABS = ("tab", "group-tab", "tab-item")  # sphinx-tabs and sphinx-design: a title, then what it holds
 CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "code-tab", "prompt", "doctest", "parsed-literal"}
 # what a manual documents under a name: its description is one item, "name — what it does"
 DESCRIBED = {"option", "cmdoption", "envvar", "confval", "describe", "object", "data", "attribute", "function",
@@ -101,7 +102,7 @@ class _Reader:
         self.styles: list[tuple[str, bool]] = []
 
     def body(self, lines: list[str]) -> None:
-        index = 0
+        index, after_tab = 0, False
         while index < len(lines):
             line = lines[index]
             if not line.strip():
@@ -111,7 +112,10 @@ class _Reader:
                 block, index = _indented(lines, index)
                 self.body(block)
                 continue
-            index = self._heading(lines, index) or self._block(lines, index)
+            directive = _DIRECTIVE.match(line)
+            tab = bool(directive) and _name(directive) in TABS
+            index = self._heading(lines, index) or self._block(lines, index, first_tab=not after_tab)
+            after_tab = tab
 
     def _heading(self, lines: list[str], index: int) -> int:
         """The index after a heading that starts at `index`, or 0 when none does."""
@@ -133,12 +137,12 @@ class _Reader:
             self.styles.append(style)
         self.builder.heading(self.styles.index(style) + 1, inline(title.strip()))
 
-    def _block(self, lines: list[str], index: int) -> int:
+    def _block(self, lines: list[str], index: int, first_tab: bool = True) -> int:
         line = lines[index]
         directive = _DIRECTIVE.match(line)
         if directive:
             block, end = _indented(lines, index + 1)
-            self._directive(directive.group(1).lower().split(":")[-1], (directive.group(2) or "").strip(), block)
+            self._directive(_name(directive), (directive.group(2) or "").strip(), block, first_tab)
             return end
         if line.startswith(".."):  # a comment or a link target: nothing to read
             _, end = _indented(lines, index + 1)
@@ -174,7 +178,7 @@ class _Reader:
             self.builder.add("code", "\n".join(block))
         return end
 
-    def _directive(self, name: str, argument: str, block: list[str]) -> None:
+    def _directive(self, name: str, argument: str, block: list[str], first_tab: bool = True) -> None:
         content = _without_options(block)
         if name in CODE_DIRECTIVES:
             if content:
@@ -191,7 +195,9 @@ class _Reader:
         elif name in SKIPPED:
             return
         else:  # note, warning, tip, versionadded, tabs, tab, admonition, topic...: the prose they hold
-            if argument and name in ("admonition", "topic", "sidebar", "rubric", "tab", "group-tab"):
+            if name in TABS:  # the first of a set after the prose that leads into it, or the next
+                self.builder.tab(inline(argument), first_tab)
+            elif argument and name in ("admonition", "topic", "sidebar", "rubric"):
                 self.builder.add("text", inline(argument) + ("" if argument.endswith((".", ":")) else "."))
             self.body(content)
 
@@ -304,6 +310,11 @@ def _item(lines: list[str], index: int) -> tuple[str, list[str], int]:
             paragraph, position = _paragraph(block, position)
             words += [part.strip() for part in paragraph]
     return lead_in(inline(" ".join(words))).rstrip(" —"), nested, end
+
+
+def _name(directive: re.Match) -> str:
+    """A directive's name without its domain (`.. py:function::` -> function)."""
+    return directive.group(1).lower().split(":")[-1]
 
 
 def lead_in(text: str) -> str:

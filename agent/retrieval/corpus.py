@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,7 +32,7 @@ from agent.documents.passages import cut
 from agent.documents.windows import chunk_text  # noqa: F401  (its importers read it from here)
 from agent.documents.registry import STRUCTURED, reader_for
 from agent.errors import InputError
-from agent.retrieval.products import file_folder
+from agent.retrieval.products import own_product, own_products, root_product
 
 TEXT_SUFFIXES = set(plain_text.SUFFIXES)
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
@@ -309,11 +310,18 @@ def input_count(paths: list[str]) -> int:
 
 
 def read_documents(paths: list[str], report: ReadReport) -> Iterator[Document]:
-    """Every document in the inputs, in order, streamed. A repeated id keeps the first, except
-    that a file whose path names another file's document (two folders' README.md) is read under a
-    longer name (`longer_names`): it is another document, not a repeat."""
+    """Every document in the inputs, in order, streamed a folder given at a time (its product is
+    told by all of its files: `with_folder`). A repeated id keeps the first, except that a file
+    whose path names another file's document (two folders' README.md) is read under a longer name
+    (`longer_names`): it is another document, not a repeat."""
     seen: dict[str, str] = {}  # id -> the file it was read from
+    held: list[Document] = []  # the documents of the folder given being read
+    root = None
     for path, relative in input_files(paths, report):
+        here = os.path.abspath(Path(*path.parts[: -len(relative.split("/"))]))  # the folder given
+        if here != root:
+            yield from with_folder(held, root)
+            held, root = [], here
         pages_before = report.pages
         try:
             for document in _reader(path)(path, relative, report):
@@ -326,25 +334,39 @@ def read_documents(paths: list[str], report: ReadReport) -> Iterator[Document]:
                     report.duplicates += 1
                     continue
                 seen[document.id] = document.origin
-                yield with_folder(document)
+                held.append(document)
         except OSError as error:
             report.skip(path, f"{path}: cannot read ({error.strerror or error})")
         pages, report.pages = report.pages - pages_before, pages_before
         report.file_done(pages)
+    yield from with_folder(held, root)
 
 
-def with_folder(document: Document) -> Document:
-    """A file's document with the folder it was read in as `folder`, where that folder names its
-    product (agent/retrieval/products.py `file_folder`): its passages are that product's, not
-    each a product named by its own title ("Prefixing", "Success Conditions")."""
-    if document.structure is None and "section" not in document.metadata:
-        return document  # a JSONL record: an entity of its own, with no product
+def with_folder(documents: list[Document], root: str | None) -> list[Document]:
+    """The documents read under the folder given `root`, each file's with that folder as `folder` where
+    the folder names the product they document (agent/retrieval/products.py `root_product`), or
+    the sub-folder that is a product of its own (`own_products`) where one holds the file: its
+    passages are that product's, not each a product named by its own title ("Prefixing",
+    "Caching") or by a sub-folder of its manual ("development")."""
+    files = [d for d in documents if d.structure is not None or "section" in d.metadata]  # JSONL records: no product
+    if not files or root is None:
+        return documents
+    parts = {d.id: _text_and_code(d) for d in files}
+    folder = root_product(root, list(parts.values()))
+    if not folder:
+        return documents
+    own = own_products([(d, code) for d, (_, code) in parts.items()])
+    return [replace(d, metadata={**d.metadata, "folder": own_product(d.id, own) or folder}) if d.id in parts else d
+            for d in documents]
+
+
+def _text_and_code(document: Document) -> tuple[str, str]:
+    """A document's prose and its code blocks, each joined (all its text where it has no blocks)."""
     sections = document.structure.sections if document.structure else []
     blocks = [block for section in sections for block in section.blocks]
     text = " ".join(block.text for block in blocks if block.kind != "code") or document.text
     code = "\n".join(block.text for block in blocks if block.kind == "code") or document.text
-    folder = file_folder(document.id, document.origin, text, code)
-    return replace(document, metadata={**document.metadata, "folder": folder}) if folder else document
+    return text, code
 
 
 def read_passages(paths: list[str], report: ReadReport, chunk_tokens: int = 200, overlap_tokens: int = 40):

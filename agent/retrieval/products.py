@@ -5,11 +5,13 @@ Over many products' manuals in one index, the ambiguity of a question is often *
 `document`, agent/documents/citation.py) belongs to the product its document is about: the
 folder it was ingested from (`tools/quillpad/README.md` -> quillpad), past folders that only
 hold others (docs, python, debian, ...), else its document's title less the words that name a
-kind of document ("Quillpad User Guide" -> Quillpad). A file read straight under the folder given to
-the ingest (`disambig ingest docs/concurrently` names its files `success.md`, ...) keeps that
-folder as `folder` where the file writes the folder's name as a name or runs it as a command
-(`file_folder`). Encyclopedia records (JSONL, one entity
-per passage) carry no document and have no product: their senses are their titles.
+kind of document ("Quillpad User Guide" -> Quillpad). The files read under a folder given to the
+ingest that names a product (`disambig ingest docs/concurrently` names its files `success.md`,
+...; `disambig ingest pip/docs/html` names them `topics/caching.md`, ...) keep that folder as
+`folder` where one of them writes its name as a name or runs, installs or imports it
+(`root_product`), sub-folders and all, unless a sub-folder is a product of its own. Encyclopedia
+records (JSONL, one entity per passage) carry no document and have no product: their senses are
+their titles.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def product_identity(passage: dict) -> str | None:
     document = location(passage).get("document")
     if not document:
         return None
-    folder = product_folder(str(document)) or passage.get("folder") or ""
+    folder = passage.get("folder") or product_folder(str(document))
     return product_key(folder) if folder else product_key(product_of(passage) or "")
 
 
@@ -55,7 +57,7 @@ def product_of(passage: dict) -> str | None:
     if not document:
         return None
     title = document_title(passage)
-    folder = product_folder(str(document)) or passage.get("folder") or ""
+    folder = passage.get("folder") or product_folder(str(document))
     if folder:  # as the title writes it, else as the passage writes it as a name ("quillpad" -> Quillpad)
         return spelled_as_in(folder, title) or written_name(folder, passage.get("text") or "") or folder
     return title_product(title) or _stem(str(document)) or title or str(document)
@@ -87,22 +89,41 @@ def folder_product(folder: str) -> str:
     return VERSION.sub("", folder) or folder
 
 
-def file_folder(document: str, origin: str, text: str, code: str) -> str:
-    """The folder a file was read in, as the product it documents, where its document id names no
-    product folder (it was read straight under the folder given, or under folders that hold
-    documents: `docs/`, `cli/`): the nearest folder above that is no such container, where the
-    file's code runs, installs or imports it (`code_uses`: "$ concurrently -k ...",
-    "import urllib3") or, for the folder given itself, writes it as a name (`written_name`); "" otherwise: a folder named
-    for the work (`notes/`, a test's scratch folder, a home folder) is no product."""
-    if product_folder(document):
-        return ""
-    folders = Path(origin).parts[1:-len(document.split("/"))]  # the folder given and those above it
+def root_product(root: str, documents: list[tuple[str, str]]) -> str:
+    """The product the folder given to the ingest documents, from all the files read under it
+    (`documents`: each one's text and code): the nearest folder at or above it that holds no
+    other documents' folders (`docs/`, `html/`), where a file's code runs, installs or imports it
+    (`code_uses`: "$ concurrently -k ...", "import urllib3") or, for the folder given itself, a
+    file writes it as a name (`written_name`); "" otherwise: a folder named for the work (`notes/`,
+    a test's scratch folder, a home folder) is no product. One file saying so speaks for its
+    folder's others: a manual's page on caching or its contributors' guide is still its product's."""
+    folders = Path(root).parts[1:]  # the folder given and those above it
     for depth, folder in enumerate(map(folder_product, reversed(folders))):
         if folder:  # past docs/, cli/: the nearest that is no container
             # above the folder given, only its code says it: a user's own folder is often a name
-            named = code_uses(folder, code) or (depth == 0 and bool(written_name(folder, text)))
+            named = any(code_uses(folder, code) or (depth == 0 and written_name(folder, text)) for text, code in documents)
             return folder if named else ""
     return ""
+
+
+def own_products(documents: list[tuple[str, str]]) -> dict[str, str]:
+    """The product folders inside a folder given to the ingest that are products of their own, not
+    parts of the given folder's product's manual (`documents`: each file's document id and code):
+    {folder path: product} where a file under it uses its name in code (`plugins/owlpost/` whose
+    README installs owlpost), where `development/` or `topics/` never does."""
+    own = {}
+    for document, code in documents:
+        folders = document.split("/")[:-1]
+        for depth, folder in enumerate(folders):
+            if (name := folder_product(folder)) and code_uses(name, code):
+                own["/".join(folders[:depth + 1])] = name
+    return own
+
+
+def own_product(document: str, own: dict[str, str]) -> str:
+    """The product of the innermost folder of `own` (`own_products`) that holds the document, or ""."""
+    folders = document.split("/")[:-1]
+    return next((own[path] for depth in range(len(folders), 0, -1) if (path := "/".join(folders[:depth])) in own), "")
 
 
 def code_uses(name: str, code: str) -> bool:
