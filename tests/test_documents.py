@@ -52,6 +52,18 @@ def test_a_label_before_a_code_block_leads_into_it_and_a_sentence_does_not(tmp_p
     assert [p["text"] for p in code] == ["Run tests by marker expressions:\npytest -m slow", "pytest -m fast"]
 
 
+def test_myst_markup_reads_as_the_words_it_shows(tmp_path):
+    """Sphinx manuals in MyST Markdown: a role shows its title, not its target; a note fence is
+    its prose; a short instruction leads into its code as a label does."""
+    path = tmp_path / "config.md"
+    path.write_text("# Configuration\n\nPass {ref}`--config-settings <install_--config-settings>` or edit "
+                    "{file}`setup.cfg`, as {pep}`517` says.\n\n```{note}\nThe file is read once.\n```\n\n"
+                    "Run the checks.\n\n```\nquill check --all\n```\n")
+    passages = passages_of(path)
+    assert passages[0]["text"] == "Pass --config-settings or edit setup.cfg, as PEP 517 says.\n\nThe file is read once."
+    assert by_kind(passages, "code")[0]["text"] == "Run the checks:\nquill check --all"
+
+
 def test_token_windows_stay_inside_their_section(tmp_path):
     first, second = " ".join(f"alpha{i}." for i in range(90)), " ".join(f"beta{i}." for i in range(90))
     path = tmp_path / "long.md"

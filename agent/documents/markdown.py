@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from agent.documents.model import SectionBuilder, Structure
+from agent.documents.rst_inline import role_text
 from agent.documents.text import decode
 
 SUFFIXES = (".md", ".markdown", ".mdown")
@@ -36,12 +37,13 @@ def inline_text(token) -> str:
     (`alt_text` gives it apart)."""
     parts: list[str] = []
     for child in token.children or []:
-        if child.type == "code_inline" and parts:  # a MyST role: {file}`setup.py` reads as setup.py
-            parts[-1] = MYST_ROLE.sub("", parts[-1])
+        role = MYST_ROLE.search(parts[-1]) if child.type == "code_inline" and parts else None
+        if role:  # a MyST role: {file}`setup.py` reads as setup.py, {ref}`the guide <guide>` as "the guide"
+            parts[-1] = parts[-1][:role.start()]
         if child.type == "text":
             parts.append(FOOTNOTE.sub("", child.content))
         elif child.type == "code_inline":
-            parts.append(child.content)
+            parts.append(role_text(role.group().strip("{}"), child.content) if role else child.content)
         elif child.type in ("softbreak", "hardbreak"):
             parts.append(" ")
         elif child.type == "html_inline" and not child.content.startswith("<"):

@@ -26,7 +26,7 @@ def inline(text: str) -> str:
         if number % 2:  # inside ``...``: code, untouched
             out.append(part)
             continue
-        part = _ROLE.sub(lambda m: _role_text(m.group(1), m.group(2)), part)
+        part = _ROLE.sub(lambda m: role_text(m.group(1), m.group(2)), part)
         part = _LINK.sub(lambda m: m.group(1), part)
         part = _REFERENCE.sub(lambda m: m.group(1), part)
         part = _INTERPRETED.sub(lambda m: m.group(1), part)
@@ -39,7 +39,7 @@ def inline(text: str) -> str:
     return " ".join("".join(out).split())
 
 
-def _role_text(role: str, content: str) -> str:
+def role_text(role: str, content: str) -> str:
     """What a role shows: "the guide" of "the guide <guide>", "c" of "~a.b.c", "x" of "!x",
     "PEP 8" of :pep:`8`."""
     if role.lower() in ("pep", "rfc") and content.isdigit():
