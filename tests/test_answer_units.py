@@ -140,6 +140,14 @@ def test_a_step_leads_into_its_command_across_the_tabs_a_manual_sets_it_in(tmp_p
     assert linux.startswith("The cache is kept here:\n~/.cache/quill") and windows.startswith("Windows:\n%LocalAppData%")
 
 
+def test_a_sentence_may_open_with_the_products_command_in_lower_case(tmp_path):
+    """Manuals open sentences with the command as it is typed ("quill cache purge clears ..."):
+    that lower case is no chunk's cut-off start; another lower-case opening still is."""
+    page = ("# quill\n\n## Removing the cache\n\n`quill cache purge` clears every file of the cache.\n\n"
+            "## Listing\n\nwhich lists every cached file of the current project.\n")
+    assert units_of(passages_of(tmp_path, "cache.md", page)) == ["quill cache purge clears every file of the cache."]
+
+
 def test_a_section_titled_by_an_option_describes_that_option_in_every_sentence(tmp_path):
     """Documentation that gives each option a heading of its own (as Node.js's does): the section's
     sentences say nothing of which option they describe, so each is quoted with it, the first as

@@ -23,7 +23,7 @@ from agent.assembly.unit_options import (OPTION_NAME, OPTION_ROW, carried_head, 
 from agent.documents.citation import field_of
 from agent.documents.model import CARRIED, KINDS
 from agent.documents.passages import INSTRUCTION_VERBS
-from agent.retrieval.products import document_title
+from agent.retrieval.products import document_title, product_key, product_of
 from agent.steps.interpretations import sentences
 
 FENCE = "```"
@@ -76,10 +76,11 @@ def passage_units(passage: dict) -> list[tuple[str, str]]:
         return []
     text = re.sub(r'^\s*"[^"]{1,200}"\s+', "", passage["text"])
     kind = passage_kind(passage)
+    product = passage.get("product") or product_of(passage) or ""
     if not kind:  # a saved --help listing's line ("--cwd <dir> — change into <dir> ...") shows its option as code
-        return [("sentence", option(s) if s.startswith("-") else s) for s in prose_sentences(text)]
+        return [("sentence", option(s) if s.startswith("-") else s) for s in prose_sentences(text, product)]
     if kind == "code":
-        return code_units(text, passage.get("product") or "")
+        return code_units(text, product)
     if kind == "table":
         return table_units(text)
     units: list[tuple[str, str]] = []
@@ -90,7 +91,7 @@ def passage_units(passage: dict) -> list[tuple[str, str]]:
             units += list_items(lines)
         else:  # of several blocks, a piece ending no sentence is a heading, a caption or alt text, or an option's item
             carried = ""  # an option's item alone on its line (a long list cut one item a passage): its later sentences
-            for piece in prose_sentences(block):
+            for piece in prose_sentences(block, product):
                 unit, kind = option(piece), "sentence"
                 if OPTION_ROW.match(unit):
                     unit, carried = completed(unit), carried_head(unit)
@@ -109,12 +110,20 @@ _BULLET = re.compile(r"^[•◦○●▪▫■□‣∙·]\s+")
 _MID_BULLET = re.compile(r"\s+[•◦○●▪▫■□‣]\s+")
 
 
-def prose_sentences(text: str) -> list[str]:
+def prose_sentences(text: str, product: str = "") -> list[str]:
     """Whole sentences, cut at a bullet glyph and less it: not a chunk's opening fragment (lower-case
-    start) nor a short piece. An option's names with a one-word label ("-t --test Test.") join
-    the sentence that says what the option does."""
+    start, unless it opens with the product's command: "pip cache purge will clear the cache.")
+    nor a short piece. An option's names with a one-word label ("-t --test Test.") join the
+    sentence that says what the option does."""
     found = with_option_names([_BULLET.sub("", piece) for s in sentences(text) for piece in items_of(s)])
-    return [s for s in found if len(s) >= MIN_ANSWER_SENTENCE and not s[:1].islower()]
+    return [s for s in found if len(s) >= MIN_ANSWER_SENTENCE and (not s[:1].islower() or opens_with(s, product))]
+
+
+def opens_with(sentence: str, product: str) -> bool:
+    """Whether the sentence opens with the product's name as its command is typed ("pip cache ...",
+    "gzip reduces ..."), which a sentence may open with in lower case."""
+    first = sentence.split(" ", 1)[0]
+    return bool(product) and first == first.lower() and product_key(first) == product_key(product)
 
 
 # the names a man page's option line opens with, each with its argument ("-S .suf --suffix .suf", "-T THREADS")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agent.documents.citation import location
+from agent.documents.citation import field_of, location
 
 # folders that hold other products' documents rather than being a product themselves
 CONTAINERS = frozenset("doc docs documentation manual manuals man share usr local lib lib64 site-packages "
@@ -66,7 +66,7 @@ def product_of(passage: dict) -> str | None:
 def document_title(passage: dict) -> str:
     """The document's own title: a passage read by structure is titled "<document>: <section>"."""
     title = (passage.get("title") or "").strip()
-    section = (passage.get("section") or "").strip()
+    section = field_of(passage, "section").strip()  # flat as the index hands it back, else as a reader cut it
     if section and title.endswith(f": {section}"):
         return title[: -len(section) - 2].strip()
     return title
