@@ -73,6 +73,8 @@ def test_a_passage_read_from_a_file_names_its_product_a_record_none():
     assert product_of({"id": "hp-unit", "title": "Horsepower", "text": "A unit of power."}) is None
     assert product_folder("debian/nodejs/BUILDING.md") == "nodejs" and product_folder("docs/guide.md") == ""
     assert title_product("Quillpad User Guide") == "Quillpad" and title_product("FAQ") == ""
+    # a manual page saved under its own name, in a folder of several: its section is no part of the name
+    assert title_product("gzip.1") == "gzip" and title_product("GZIP(1)") == "GZIP" and title_product("Python 3.1") == "Python 3.1"
     assert names_product("How do I install the Acme CLI?", "Acme CLI")
     assert not names_product("How do I install it?", "Acme CLI")
 

@@ -37,6 +37,7 @@ DOCUMENT_KINDS = frozenset("user users guide guides manual manuals handbook refe
                            "the a an for of to and on with".split())
 WORD = re.compile(r"[\w.+-]+")
 MAN_SECTION = re.compile(r"(cat|man)[1-9n][a-z]{0,3}")  # /usr/share/man/man1 holds every product's page
+MAN_PAGE = re.compile(r"((?=[\w+-]*[A-Za-z]{2})[A-Za-z][\w+-]*)(?:\.[1-9n][a-z]{0,3}|\([1-9n][a-z]{0,3}\))")  # gzip.1, GZIP(1)
 LANGUAGE_SUFFIX = r"\.(?:py|js|jl|rb|rs|net)"  # written onto a name, it makes a package's name (coverage.py, Node.js)
 
 
@@ -188,7 +189,10 @@ def name_like(name: str) -> int:
 
 
 def title_product(title: str) -> str:
-    """A title less the words that name a kind of document: "Quillpad User Guide" -> Quillpad."""
+    """A title less the words that name a kind of document: "Quillpad User Guide" -> Quillpad; a
+    manual page's section is no part of its name ("gzip.1", "GZIP(1)" -> gzip, GZIP)."""
+    if page := MAN_PAGE.fullmatch(title.strip()):
+        return page.group(1)
     words = WORD.findall(title)
     while words and words[0].casefold() in DOCUMENT_KINDS:
         words.pop(0)
