@@ -32,7 +32,7 @@ from agent.documents.passages import cut
 from agent.documents.windows import chunk_text  # noqa: F401  (its importers read it from here)
 from agent.documents.registry import STRUCTURED, reader_for
 from agent.errors import InputError
-from agent.retrieval.products import own_product, own_products, root_product
+from agent.retrieval.products import own_product, own_products, root_candidate, root_product
 
 TEXT_SUFFIXES = set(plain_text.SUFFIXES)
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
@@ -309,19 +309,22 @@ def input_count(paths: list[str]) -> int:
     return sum(1 for _ in input_files(paths, ReadReport()))
 
 
+HELD = 1000  # documents of one folder given held back until its product is decided: a manual's pages, not a library
+
+
 def read_documents(paths: list[str], report: ReadReport) -> Iterator[Document]:
-    """Every document in the inputs, in order, streamed a folder given at a time (its product is
-    told by all of its files: `with_folder`). A repeated id keeps the first, except that a file
-    whose path names another file's document (two folders' README.md) is read under a longer name
-    (`longer_names`): it is another document, not a repeat."""
+    """Every document in the inputs, in order, streamed; those of a folder given that may name a
+    product are held until all of them (or HELD) are read, since any of them may say it
+    (`FolderProduct`). A repeated id keeps the first, except that a file whose path names another
+    file's document (two folders' README.md) is read under a longer name (`longer_names`): it is
+    another document, not a repeat."""
     seen: dict[str, str] = {}  # id -> the file it was read from
-    held: list[Document] = []  # the documents of the folder given being read
-    root = None
+    folder = FolderProduct("")
     for path, relative in input_files(paths, report):
         here = os.path.abspath(Path(*path.parts[: -len(relative.split("/"))]))  # the folder given
-        if here != root:
-            yield from with_folder(held, root)
-            held, root = [], here
+        if here != folder.root:
+            yield from folder.decided()
+            folder = FolderProduct(here)
         pages_before = report.pages
         try:
             for document in _reader(path)(path, relative, report):
@@ -334,30 +337,54 @@ def read_documents(paths: list[str], report: ReadReport) -> Iterator[Document]:
                     report.duplicates += 1
                     continue
                 seen[document.id] = document.origin
-                held.append(document)
+                yield from folder.read(document)
         except OSError as error:
             report.skip(path, f"{path}: cannot read ({error.strerror or error})")
         pages, report.pages = report.pages - pages_before, pages_before
         report.file_done(pages)
-    yield from with_folder(held, root)
+    yield from folder.decided()
 
 
-def with_folder(documents: list[Document], root: str | None) -> list[Document]:
-    """The documents read under the folder given `root`, each file's with that folder as `folder` where
-    the folder names the product they document (agent/retrieval/products.py `root_product`), or
-    the sub-folder that is a product of its own (`own_products`) where one holds the file: its
-    passages are that product's, not each a product named by its own title ("Prefixing",
-    "Caching") or by a sub-folder of its manual ("development")."""
-    files = [d for d in documents if d.structure is not None or "section" in d.metadata]  # JSONL records: no product
-    if not files or root is None:
-        return documents
-    parts = {d.id: _text_and_code(d) for d in files}
-    folder = root_product(root, list(parts.values()))
-    if not folder:
-        return documents
-    own = own_products([(d, code) for d, (_, code) in parts.items()])
-    return [replace(d, metadata={**d.metadata, "folder": own_product(d.id, own) or folder}) if d.id in parts else d
-            for d in documents]
+class FolderProduct:
+    """The product of the documents read under one folder given (`root`): the folder's name
+    where one of them runs, installs, imports or names it (agent/retrieval/products.py
+    `root_product`), or a sub-folder's that is a product of its own (`own_products`), stored as each
+    document's `folder`: its passages are that product's, not each a product named by its own title
+    ("Prefixing", "Caching") or by a sub-folder of its manual ("development"). Documents are held
+    until the folder is read or HELD are, then decided together; a folder that cannot name a
+    product (`docs/`, `/usr/share/doc`) holds none."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self.held: list[Document] = []
+        self.product: tuple[str, dict[str, str]] | None = None if root and root_candidate(root)[0] else ("", {})
+
+    def read(self, document: Document) -> list[Document]:
+        """The documents to pass on now: this one where the product is decided, else those held once HELD are."""
+        if self.product is not None:
+            return [self._tagged(document)]
+        self.held.append(document)
+        return self.decided() if len(self.held) >= HELD else []
+
+    def decided(self) -> list[Document]:
+        """The held documents, the product decided from them (kept for the folder's later ones)."""
+        if self.product is None:
+            files = {d.id: _text_and_code(d) for d in self.held if _is_file(d)}
+            name = root_product(self.root, list(files.values()))
+            self.product = (name, own_products([(d, code) for d, (_, code) in files.items()]) if name else {})
+        held, self.held = self.held, []
+        return [self._tagged(d) for d in held]
+
+    def _tagged(self, document: Document) -> Document:
+        name, own = self.product or ("", {})
+        if not name or not _is_file(document):
+            return document
+        return replace(document, metadata={**document.metadata, "folder": own_product(document.id, own) or name})
+
+
+def _is_file(document: Document) -> bool:
+    """A document read by structure from a file, not a JSONL record (an entity of its own, with no product)."""
+    return document.structure is not None or "section" in document.metadata
 
 
 def _text_and_code(document: Document) -> tuple[str, str]:

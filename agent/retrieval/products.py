@@ -92,19 +92,26 @@ def folder_product(folder: str) -> str:
 
 def root_product(root: str, documents: list[tuple[str, str]]) -> str:
     """The product the folder given to the ingest documents, from all the files read under it
-    (`documents`: each one's text and code): the nearest folder at or above it that holds no
-    other documents' folders (`docs/`, `html/`), where a file's code runs, installs or imports it
-    (`code_uses`: "$ concurrently -k ...", "import urllib3") or, for the folder given itself, a
-    file writes it as a name (`written_name`); "" otherwise: a folder named for the work (`notes/`,
-    a test's scratch folder, a home folder) is no product. One file saying so speaks for its
-    folder's others: a manual's page on caching or its contributors' guide is still its product's."""
-    folders = Path(root).parts[1:]  # the folder given and those above it
-    for depth, folder in enumerate(map(folder_product, reversed(folders))):
-        if folder:  # past docs/, cli/: the nearest that is no container
-            # above the folder given, only its code says it: a user's own folder is often a name
-            named = any(code_uses(folder, code) or (depth == 0 and written_name(folder, text)) for text, code in documents)
-            return folder if named else ""
-    return ""
+    (`documents`: each one's text and code): its candidate (`root_candidate`) where a file's code
+    runs, installs or imports it (`code_uses`: "$ concurrently -k ...", "import urllib3") or, for
+    the folder given itself, a file writes it as a name (`written_name`); "" otherwise: a folder
+    named for the work (`notes/`, a test's scratch folder, a home folder) is no product. One file
+    saying so speaks for its folder's others: a manual's page on caching or its contributors' guide
+    is still its product's."""
+    folder, depth = root_candidate(root)
+    # above the folder given, only its code says it: a user's own folder is often a name
+    named = folder and any(code_uses(folder, code) or (depth == 0 and written_name(folder, text)) for text, code in documents)
+    return folder if named else ""
+
+
+def root_candidate(root: str) -> tuple[str, int]:
+    """(the nearest folder at or above the folder given that holds no other documents' folders
+    (past `docs/`, `html/`: `pip-26.3/docs/html` -> pip), how far above it is); ("", 0) when every
+    folder is such a container."""
+    for depth, folder in enumerate(map(folder_product, reversed(Path(root).parts[1:]))):
+        if folder:
+            return folder, depth
+    return "", 0
 
 
 def own_products(documents: list[tuple[str, str]]) -> dict[str, str]:
