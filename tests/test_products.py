@@ -349,6 +349,14 @@ def test_a_manuals_pages_and_sub_folders_are_its_product(tmp_path):
     ids = ["topics/caching.md", "development/ci.md", "cli/install.md", "plugins/owlpost/README.md"]
     passages = store.get(ids)
     assert [product_of(passages[name]) for name in ids] == ["fernpkg", "fernpkg", "fernpkg", "Owlpost"]
+    # a folder of products' folders: what one product's page runs names no product of the folder above
+    tools = tmp_path / "test" / "text"
+    for name, text in {"quill/README.md": "# Quill\n\nSync when the notes exist:\n\n```\ntest -f notes\n$ quill sync notes\n```\n",
+                       "owl/README.md": "# Owl\n\nOwl keeps notes.\n"}.items():
+        (tools / name).parent.mkdir(parents=True, exist_ok=True)
+        (tools / name).write_text(text)
+    ingest(store, read_passages([str(tools)], ReadReport()))
+    assert product_of(store.get(["owl/README.md"])["owl/README.md"]) == "Owl"
     from agent.retrieval.products import product_identity
     assert len({product_identity(passages[name]) for name in ids[:3]}) == 1
 

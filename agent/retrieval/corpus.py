@@ -370,8 +370,10 @@ class FolderProduct:
         """The held documents, the product decided from them (kept for the folder's later ones)."""
         if self.product is None:
             files = {d.id: _text_and_code(d) for d in self.held if _is_file(d)}
-            name = root_product(self.root, list(files.values()))
-            self.product = (name, own_products([(d, code) for d, (_, code) in files.items()]) if name else {})
+            own = own_products([(d, code) for d, (_, code) in files.items()])
+            # what another product's files run ("test -f" in zstd/'s) says nothing of the folder's own
+            name = root_product(self.root, [parts for d, parts in files.items() if not own_product(d, own)])
+            self.product = (name, own if name else {})
         held, self.held = self.held, []
         return [self._tagged(d) for d in held]
 
