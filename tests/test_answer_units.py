@@ -98,6 +98,16 @@ def test_each_table_row_is_a_unit_read_against_its_header(tmp_path):
                                               "Plain words — Not code here."]
 
 
+def test_a_benchmarks_rows_of_measurements_are_no_answer_but_an_exit_status_table_is():
+    """A README's table of sizes and times ("babel-minify | 210,421 | 72,238 | 14.17") is data a
+    reader looks up, not a way to do something; a row that says what its key means still answers."""
+    sizes = {"id": "s", "title": "T", "kind": "table",
+             "text": "d3.js | size | gzip size | time (s)\noriginal | 451,131 | 108,733 | -\nquill@1.2 | 210,421 | 72,238 | 14.17"}
+    codes = {"id": "c", "title": "T", "kind": "table", "text": "Code | Meaning\n0 | Every note was saved\n2 | 5 s"}
+    assert passage_sentences(sizes) == []
+    assert passage_sentences(codes) == ["0 — Every note was saved.", "2 — 5 s."]
+
+
 def test_each_list_item_is_a_unit_and_a_definition_list_reads_as_options(tmp_path):
     units = units_of(passages_of(tmp_path, "widget.md", MANUAL))
     assert "Install a C compiler with your package manager." in units

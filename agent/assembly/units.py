@@ -235,7 +235,7 @@ def table_units(text: str) -> list[tuple[str, str]]:
     for line in lines[1:]:
         cells = [cell.strip() for cell in line.split("|")]
         key, rest = cells[0], cells[1:]
-        if not key or not any(rest):
+        if not key or not any(rest) or measured(rest):
             continue
         if len(rest) == 1:
             said = rest[0]
@@ -246,6 +246,17 @@ def table_units(text: str) -> list[tuple[str, str]]:
                              for name, cell in named)
         units.append(("row", completed(option(f"{key} — {said}"))))
     return units
+
+
+# 210,421; 14.17 s; 3.2x; 95%; a dash or n/a where nothing was measured
+_MEASURE = re.compile(r"[~<>≈]?[-+]?[\d.,]+\s*(?:%|[kKMGT]i?B|[mµn]?s|x|×)?|[-–—]|n/?a", re.IGNORECASE)
+
+
+def measured(cells: list[str]) -> bool:
+    """Whether a row's cells after its key are all measurements (a benchmark's sizes and times):
+    data a reader looks up, not a sentence that says how to do something."""
+    filled = [cell for cell in cells if cell]
+    return len(filled) >= 2 and all(_MEASURE.fullmatch(cell) for cell in filled)
 
 
 def list_items(lines: list[str]) -> list[tuple[str, str]]:
