@@ -81,6 +81,8 @@ def test_an_option_item_set_after_a_hyphen_is_an_option_row(tmp_path):
     assert dashed_item("-p, --port – port to use") == "-p, --port — port to use"
     assert dashed_item("Use -p - to read stdin") == "Use -p - to read stdin" and dashed_item("- item") == "- item"
     assert dashed_item("--port <n>: the port to listen on") == "--port <n> — the port to listen on"  # or a colon
+    # a colon-set option whose reader already set its dash: one dash ("--zstd[=options]:" above its text)
+    assert dashed_item("--zstd[=options]: — zstd provides 22 levels.") == "--zstd[=options] — zstd provides 22 levels."
     assert dashed_item("--mount=ROUTE:PATH - serve the path") == "--mount=ROUTE:PATH — serve the path"
     assert dashed_item("-T#, --threads=#: Compress using # working threads.") == "-T#, --threads=# — Compress using # working threads."
     lines = ["--port=NUMBER - select port to use, default: 8080", "--quiet | -q - suppress logging",

@@ -78,7 +78,10 @@ def dashed_item(line: str) -> str:
     """An option's item written "names - what it does" (or "names: what it does") as "names — what
     it does", the way every reader writes an option's item; any other line as it is."""
     found = DASHED_ITEM.match(line)
-    return f"{found.group(1)} — {line[found.end():]}" if found else line
+    if not found:
+        return line
+    said = re.sub(r"^[—–]\s+", "", line[found.end():])  # a reader's own dash after the colon ("--zstd: — zstd ...")
+    return f"{found.group(1)} — {said}"
 
 
 def dashed_items(text: str) -> str:
