@@ -98,6 +98,20 @@ def test_each_table_row_is_a_unit_read_against_its_header(tmp_path):
                                               "Plain words — Not code here."]
 
 
+def test_an_options_lead_in_joins_what_the_manual_page_sets_after_it():
+    """A man page's option that leads into its example ("as in:") or a list of fields is one unit
+    with it: the lead-in alone says "as in." and the example alone says nothing of what it is for."""
+    from agent.assembly.units import list_items
+
+    lines = ["-w --wild — Match across folders.", "-x files --exclude files — Exclude the named files, as in:",
+             "-x files --exclude files — … quill pack notes -x \\*.tmp",
+             "-x files --exclude files — … which packs notes without the temporary files."]
+    assert [unit for _, unit in list_items(lines)] == [
+        "`-w --wild` — Match across folders.",
+        "`-x files --exclude files` — Exclude the named files, as in: quill pack notes -x \\*.tmp.",
+        "`-x files --exclude files` — … which packs notes without the temporary files."]
+
+
 def test_a_benchmarks_rows_of_measurements_are_no_answer_but_an_exit_status_table_is():
     """A README's table of sizes and times ("babel-minify | 210,421 | 72,238 | 14.17") is data a
     reader looks up, not a way to do something; a row that says what its key means still answers."""

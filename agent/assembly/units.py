@@ -274,7 +274,7 @@ def list_items(lines: list[str]) -> list[tuple[str, str]]:
         elif line.strip():
             items.append([line.strip()])
     units: list[tuple[str, str]] = []
-    for parts in items:
+    for parts in with_examples(items):
         parts = [labelled(parts[0]), *parts[1:]]
         said = sentences(parts[0])
         if len(parts) == 1 and len(said) > 1:
@@ -285,6 +285,22 @@ def list_items(lines: list[str]) -> list[tuple[str, str]]:
         elif len(" ".join(parts)) >= MIN_ANSWER_SENTENCE:
             units.append(("item", completed(option("; ".join(parts)))))
     return units
+
+
+def with_examples(items: list[list[str]]) -> list[list[str]]:
+    """The items, an option's line that leads into what follows it ("-x files --exclude files —
+    Exclude the files, as in:", "-l --list — list the following fields:") joined by the carried line
+    after it ("-x files --exclude files — … zip -r foo foo -x \\*.o"), as a manual page sets them:
+    the lead-in alone says "as in." and what follows alone says nothing of what it is for."""
+    joined: list[list[str]] = []
+    for parts in items:
+        previous = joined[-1][0] if joined and len(joined[-1]) == 1 and len(parts) == 1 else ""
+        head = previous.split(" — ", 1)[0]
+        if previous.endswith(":") and head and parts[0].startswith(f"{head} — {CARRIED}"):
+            joined[-1] = [f"{previous} {parts[0][len(head) + 3 + len(CARRIED):]}"]
+        else:
+            joined.append(parts)
+    return joined
 
 
 _LABEL = re.compile(r"^(.{1,80}? — )([A-Z]\w*)\.\s+(?=[A-Z])")  # "-t --test — Test. Check ..."
