@@ -395,6 +395,11 @@ def test_a_folder_given_is_its_product_only_where_a_file_runs_or_names_it():
     assert root_product("/home/alice/manuals", [("Gzip and Alice's notes.", "gzip -k x")]) == ""
     assert product_folder("cookiecutter-2.7.1/README.md") == "cookiecutter"  # a release's version is no part of it
     assert root_product("/src/twine-7.0.0/docs/how-to", [("", "twine upload dist/*")]) == "twine"
+    # a distribution's documentation package around the product's name
+    assert root_product("/usr/share/doc/python3-pip/html", [("", "python -m pip install quillpad")]) == "pip"
+    assert root_product("/usr/share/doc/python-coverage-doc/html", [("", "$ coverage run -m pytest")]) == "coverage"
+    assert root_product("/usr/share/doc/xz-utils", [("", "$ xz -k notes")]) == "xz"
+    assert root_product("/usr/share/doc/python3-quill", [("", "$ xz -k notes")]) == ""  # named for no product it runs
     # a sub-folder is a product of its own where its files use its name, not a part of the manual
     own = own_products([("orjson/README.md", "pip install orjson"), ("development/ci.rst", "nox -s lint"),
                         ("topics/caching.md", "pip cache dir"), ("plugins/owlpost/docs/a.md", "import owlpost")])

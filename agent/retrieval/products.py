@@ -99,9 +99,24 @@ def root_product(root: str, documents: list[tuple[str, str]]) -> str:
     saying so speaks for its folder's others: a manual's page on caching or its contributors' guide
     is still its product's."""
     folder, depth = root_candidate(root)
-    # above the folder given, only its code says it: a user's own folder is often a name
-    named = folder and any(code_uses(folder, code) or (depth == 0 and written_name(folder, text)) for text, code in documents)
-    return folder if named else ""
+    for name in dict.fromkeys([folder, *package_names(folder)]) if folder else ():
+        # above the folder given, only its code says it: a user's own folder is often a name
+        if any(code_uses(name, code) or (depth == 0 and written_name(name, text)) for text, code in documents):
+            return name
+    return ""
+
+
+# a distribution's package named for a language's library or for its documentation, around the
+# product's own name: /usr/share/doc/python3-pip/html, python-coverage-doc, cmake-doc
+PACKAGE_PREFIX = re.compile(r"^(?:python3?|py3?|node|ruby|golang|perl|php|lua|r-cran|rust)-(?=\w)", re.IGNORECASE)
+PACKAGE_SUFFIX = re.compile(r"(?<=\w)-(?:docs?|html|manual|utils|tools)$", re.IGNORECASE)
+
+
+def package_names(folder: str) -> list[str]:
+    """The product's name a distribution's package folder may hold (python3-pip -> pip,
+    python-coverage-doc -> coverage, xz-utils -> xz): tried after the folder's own name."""
+    bare = PACKAGE_SUFFIX.sub("", PACKAGE_PREFIX.sub("", folder))
+    return [bare] if bare != folder else []
 
 
 def root_candidate(root: str) -> tuple[str, int]:
