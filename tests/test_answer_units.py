@@ -528,6 +528,8 @@ def test_release_notes_give_no_answer_units():
         assert passage_units({"id": "r#1", "document": "r", "text": said, "section": section, "kind": "text"}) == []
     changelog = {"id": "c#1", "document": "CHANGES.md", "title": "Changelog: 1.3.5", "section": "1.3.5", "kind": "text"}
     assert passage_units({**changelog, "text": said}) == []  # a changelog of its own
+    announced = {"id": "a#1", "document": "announce/release-1.3.5.html", "title": "quill-1.3.5: Fixed", "section": "Fixed"}
+    assert passage_units({**announced, "text": said, "kind": "text"}) == []  # a folder of release notes
     assert passage_units({"id": "r#2", "document": "r", "text": said, "section": "Usage > Changing the port", "kind": "text"})
     song = {"id": "Changes", "title": "Changes", "text": "Changes is a 1971 song by David Bowie."}
     assert passage_units(song)  # a record, as the index hands it back ...

@@ -64,6 +64,16 @@ def test_myst_markup_reads_as_the_words_it_shows(tmp_path):
     assert by_kind(passages, "code")[0]["text"] == "Run the checks:\nquill check --all"
 
 
+def test_a_sphinx_builds_copies_of_its_sources_and_code_are_not_read_again(tmp_path):
+    """A Sphinx HTML build holds each page's source again (_sources/usage.rst.txt) and the code it
+    links to (_modules/): only the pages are the manual."""
+    (tmp_path / "_sources").mkdir(), (tmp_path / "_modules").mkdir()
+    (tmp_path / "usage.html").write_text("<html><body><main><h1>Usage</h1><p>Run quill sync to sync.</p></main></body></html>")
+    (tmp_path / "_sources" / "usage.rst.txt").write_text("Usage\n=====\n\nRun quill sync to sync.\n")
+    (tmp_path / "_modules" / "quill.html").write_text("<html><body><pre>def sync(): pass</pre></body></html>")
+    assert {p["id"].split("#")[0] for p in passages_of(tmp_path)} == {"usage.html"}
+
+
 def test_token_windows_stay_inside_their_section(tmp_path):
     first, second = " ".join(f"alpha{i}." for i in range(90)), " ".join(f"beta{i}." for i in range(90))
     path = tmp_path / "long.md"

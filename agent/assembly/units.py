@@ -20,7 +20,7 @@ import re
 
 from agent.assembly.unit_options import (OPTION_NAME, OPTION_ROW, carried_head, is_option_unit, option,
                                          option_heading, said_alone, under_heading)
-from agent.documents.citation import field_of
+from agent.documents.citation import field_of, location
 from agent.documents.model import CARRIED, KINDS
 from agent.documents.passages import INSTRUCTION_VERBS
 from agent.retrieval.products import document_title, product_key, product_of
@@ -58,15 +58,21 @@ RELEASE_NOTES = re.compile(r"(?i)^(?:version history|release history|history|cha
                            r"what['’]s new|news|recent changes)$")
 
 
+# a folder of a manual that holds its release notes, one page a release (pytest's announce/release-7.2.0.html)
+RELEASE_FOLDER = re.compile(r"(?i)announce(?:ments?)?|releases?|release[-_ ]notes|change ?log|changes|news|whats_?new")
+
+
 def release_notes(passage: dict) -> bool:
     """Whether a passage read from a file is release notes: its document or a section over it is
-    titled so. A record's title says nothing of it ("Changes" is also a song): only a passage read
-    from a file has a section ("" where its file has none), beside its text as the index hands it
-    back or under its metadata as a reader cut it; every passage a reader cut has a `document`."""
+    titled so, or its document stands in a folder of them. A record's title says nothing of it
+    ("Changes" is also a song): only a passage read from a file has a section ("" where its file
+    has none), beside its text as the index hands it back or under its metadata as a reader cut it;
+    every passage a reader cut has a `document`."""
     if "section" not in passage and "section" not in (passage.get("metadata") or {}):
         return False
     titles = [document_title(passage), *field_of(passage, "section").split(" > ")]
-    return any(RELEASE_NOTES.match(title.strip()) for title in titles)
+    folders = str(location(passage).get("document") or "").split("/")[:-1]
+    return any(RELEASE_NOTES.match(title.strip()) for title in titles) or any(map(RELEASE_FOLDER.fullmatch, folders))
 
 
 def passage_units(passage: dict) -> list[tuple[str, str]]:

@@ -35,6 +35,9 @@ from agent.errors import InputError
 from agent.retrieval.products import own_product, own_products, root_candidate, root_product
 
 TEXT_SUFFIXES = set(plain_text.SUFFIXES)
+# folders a Sphinx build writes beside its pages: the pages' sources again (_sources/*.txt) and the
+# code its pages link to (_modules/): read, every page would be there twice, and code pages besides
+BUILD_COPIES = frozenset({"_sources", "_modules"})
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
 SUPPORTED = TEXT_SUFFIXES | JSONL_SUFFIXES | set(STRUCTURED)
 SUPPORTED_NAMES = ".pdf, .html, .docx, .md, .rst, .txt, .jsonl or a manual page (.1 to .9), gzipped or not"
@@ -269,7 +272,9 @@ def input_files(paths: list[str], report: ReadReport) -> Iterator[tuple[Path, st
         if path.is_dir():
             root = path.resolve()
             for child in sorted(path.rglob("*")):
-                if any(part.startswith(".") for part in child.relative_to(path).parts) or not child.is_file():
+                parts = child.relative_to(path).parts
+                if any(part.startswith(".") or part in BUILD_COPIES for part in parts[:-1]) \
+                        or parts[-1].startswith(".") or not child.is_file():
                     continue
                 if child.is_symlink() and _read_as_itself(child.resolve(), root):
                     report.links += 1
