@@ -82,7 +82,7 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
                         prefer=how_preference(question))
         if not chosen and last_resort and asked_product_only(question, pool):
             # the question named the product: its best unit, as a clear question's, before "the documents do not answer"
-            chosen = one_product_answer(question, pool, context, guessed) or []
+            chosen = one_product_answer(question, pool, context) or []
     readings, passages = stated_readings(question, chosen, top, ambiguous, verdicts)
     # as the user reads them, with each sense named, two readings can say one fact again
     # ("For John Derek, he also appeared as Joshua in The Ten Commandments (1956)" after the
@@ -104,13 +104,16 @@ def product_readings(question: str, pool: list[dict], context: Context, ambiguou
                      skip_ids: set[str] = frozenset(), said: list[str] = (),
                      guessed: tuple[str, ...] = ()) -> list[tuple[Candidate, float]] | None:
     """Over manuals (agent/assembly/product_gate.py): over several products', the answering
-    products' best units, the surest first; a clear question over one product's, its best unit;
-    less those already cited (`skip_ids`) or said. None otherwise (the selector's readings).
+    products' best units, the surest first, ranked with the model's guessed option names
+    (`guessed`); a clear question over one product's, its best unit, ranked without them (the
+    guess picks among products' rows; over one product's manual it drew the ranker to a row the
+    question did not ask for: docs/results/manuals.md); less those already cited (`skip_ids`) or
+    said. None otherwise (the selector's readings).
     A unit that reads like another product's is kept: tools that share a vocabulary often answer
     with the same option, and it is each product's answer."""
     answering = product_answers(question, pool, context, guessed=guessed)
     if answering is None and not ambiguous:
-        answering = one_product_answer(question, pool, context, guessed)
+        answering = one_product_answer(question, pool, context)
     if answering is None:
         return None
     stated = [said_words(s) for s in said]
