@@ -416,22 +416,22 @@ def test_a_folder_given_is_its_product_only_where_a_file_runs_or_names_it():
     assert root_product("/src/aiohttp", [("The client session.", "import aiohttp")]) == "aiohttp"
 
 
+def pooled_documents(tmp_path, manuals: dict[str, str]):
+    """question -> the documents of the pool `auto` builds for it over an index of `manuals`."""
+    retriever = get_retriever(Context(index_dir=index_of(manuals, tmp_path / "docs", tmp_path / "index")))
+    return lambda question: {p["document"] for p in document_pool(retriever, question, "hybrid", 6, None, 2)}
+
+
 def test_a_product_named_by_a_verb_is_not_named_where_the_question_uses_the_verb(tmp_path):
     """"serve" is a product and a word other manuals use: "How do I serve a directory listing?"
     asks every server, "How do I install serve?" asks serve."""
     from agent.retrieval.products import said_as_verb
 
-    index = index_of({
+    documents = pooled_documents(tmp_path, {
         "serve/README.md": "# serve\n\nserve helps you serve a static site from a folder.\n\n## Usage\n\n"
                            "Install it with `npm install --global serve`, then run `serve folder-name/`.\n",
         "webd/README.md": "# Webd\n\nWebd is a small HTTP server; serve files from any folder with it.\n\n## Options\n\n"
-                          "Use `webd --listing` to serve a directory listing of folders without an index.html.\n"},
-        tmp_path / "docs", tmp_path / "index")
-    retriever = get_retriever(Context(index_dir=index))
-
-    def documents(question):
-        return {p["document"] for p in document_pool(retriever, question, "hybrid", 6, None, 2)}
-
+                          "Use `webd --listing` to serve a directory listing of folders without an index.html.\n"})
     assert documents("How do I serve a directory listing?") == {"serve/README.md", "webd/README.md"}
     assert documents("How do I install serve?") == {"serve/README.md"}
     assert documents("How do I install Webd?") == {"webd/README.md"}  # a name no manual uses as a word: as before
@@ -450,17 +450,11 @@ def test_a_capitalized_name_other_manuals_use_as_a_word_is_not_named_by_the_word
     manual saying "the git repository" of itself makes no word of Git."""
     from agent.retrieval.products import also_words, said_as_word
 
-    index = index_of({
+    documents = pooled_documents(tmp_path, {
         "requests/README.md": "# Requests\n\nRequests is a simple HTTP library.\n\n## Installing Requests\n\n"
                               "Requests is available on PyPI:\n\n```\n$ python -m pip install requests\n```\n",
         "fetchkit/README.md": "# Fetchkit\n\nFetchkit sends many requests at once for you.\n\n## Retrying\n\n"
-                              "Failed requests are retried three times; pass `retries=5` to retry failed requests more often.\n"},
-        tmp_path / "docs", tmp_path / "index")
-    retriever = get_retriever(Context(index_dir=index))
-
-    def documents(question):
-        return {p["document"] for p in document_pool(retriever, question, "hybrid", 6, None, 2)}
-
+                              "Failed requests are retried three times; pass `retries=5` to retry failed requests more often.\n"})
     assert documents("How do I retry failed requests?") == {"requests/README.md", "fetchkit/README.md"}
     assert documents("How do I install requests?") == {"requests/README.md"}
     assert documents("Does Requests retry?") == {"requests/README.md"}  # a capital inside the sentence: the name
