@@ -357,6 +357,13 @@ def test_a_manuals_pages_and_sub_folders_are_its_product(tmp_path):
         (tools / name).write_text(text)
     ingest(store, read_passages([str(tools)], ReadReport()))
     assert product_of(store.get(["owl/README.md"])["owl/README.md"]) == "Owl"
+    # a folder's name one page writes as a name is that page's alone: the other manuals keep theirs
+    downloads = tmp_path / "Downloads"
+    downloads.mkdir()
+    (downloads / "tips.md").write_text("# Tips\n\nSave the manuals in your Downloads folder.\n")
+    (downloads / "wren.md").write_text("# Wren\n\nWren keeps notes in sync.\n")
+    ingest(store, read_passages([str(downloads)], ReadReport()))
+    assert product_of(store.get(["wren.md"])["wren.md"]) == "Wren"
     from agent.retrieval.products import product_identity
     assert len({product_identity(passages[name]) for name in ids[:3]}) == 1
 
@@ -381,25 +388,28 @@ def test_a_folder_that_cannot_name_a_product_streams_its_documents_and_one_that_
 
 
 def test_a_folder_given_is_its_product_only_where_a_file_runs_or_names_it():
-    from agent.retrieval.products import code_uses, own_product, own_products, root_product
+    from agent.retrieval.products import code_uses, own_product, own_products, prose_product, root_product
 
     folder = "/home/me/docs/concurrently"
-    assert root_product(folder, [("By default, concurrently exits.", "$ concurrently -k 'a' 'b'")]) == "concurrently"
-    assert root_product(folder, [("Concurrently exits with the first code.", "")]) == ""  # a capital opening a sentence
-    assert root_product(folder, [("Use it with Concurrently when two run.", "")]) == "concurrently"
-    assert root_product(folder, [("Prefixing.", ""), ("", "$ concurrently -k a")]) == "concurrently"  # one speaks for all
-    assert root_product("/home/me/concurrently/guide", [("", "concurrently -k a")]) == "concurrently"
-    assert root_product("/home/me/docs", [("", "docs build")]) == ""  # a folder of documents
+    assert root_product(folder, ["$ concurrently -k 'a' 'b'"]) == "concurrently"
+    assert root_product(folder, ["", "$ concurrently -k a"]) == "concurrently"  # one file's code speaks for all
+    # a file that writes the folder's name as a name inside a sentence keeps it for itself
+    assert prose_product(folder, "Use it with Concurrently when two run.") == "concurrently"
+    assert prose_product(folder, "Concurrently exits with the first code.") == ""  # a capital opening a sentence
+    assert prose_product("/home/me/concurrently/guide", "Use it with Concurrently.") == ""  # the folder given only
+    assert root_product(folder, ["ls notes"]) == ""
+    assert root_product("/home/me/concurrently/guide", ["concurrently -k a"]) == "concurrently"
+    assert root_product("/home/me/docs", ["docs build"]) == ""  # a folder of documents
     # `disambig ingest concurrently/docs/cli`: past the folders that hold documents, to the product's
-    assert root_product("/src/concurrently/docs/cli", [("", "concurrently -k a")]) == "concurrently"
-    assert root_product("/home/alice/manuals", [("Gzip and Alice's notes.", "gzip -k x")]) == ""
+    assert root_product("/src/concurrently/docs/cli", ["concurrently -k a"]) == "concurrently"
+    assert root_product("/home/alice/manuals", ["gzip -k x"]) == ""
     assert product_folder("cookiecutter-2.7.1/README.md") == "cookiecutter"  # a release's version is no part of it
-    assert root_product("/src/twine-7.0.0/docs/how-to", [("", "twine upload dist/*")]) == "twine"
+    assert root_product("/src/twine-7.0.0/docs/how-to", ["twine upload dist/*"]) == "twine"
     # a distribution's documentation package around the product's name
-    assert root_product("/usr/share/doc/python3-pip/html", [("", "python -m pip install quillpad")]) == "pip"
-    assert root_product("/usr/share/doc/python-coverage-doc/html", [("", "$ coverage run -m pytest")]) == "coverage"
-    assert root_product("/usr/share/doc/xz-utils", [("", "$ xz -k notes")]) == "xz"
-    assert root_product("/usr/share/doc/python3-quill", [("", "$ xz -k notes")]) == ""  # named for no product it runs
+    assert root_product("/usr/share/doc/python3-pip/html", ["python -m pip install quillpad"]) == "pip"
+    assert root_product("/usr/share/doc/python-coverage-doc/html", ["$ coverage run -m pytest"]) == "coverage"
+    assert root_product("/usr/share/doc/xz-utils", ["$ xz -k notes"]) == "xz"
+    assert root_product("/usr/share/doc/python3-quill", ["$ xz -k notes"]) == ""  # named for no product it runs
     # a sub-folder is a product of its own where its files use its name, not a part of the manual
     own = own_products([("orjson/README.md", "pip install orjson"), ("development/ci.rst", "nox -s lint"),
                         ("topics/caching.md", "pip cache dir"), ("plugins/owlpost/docs/a.md", "import owlpost")])
@@ -413,7 +423,7 @@ def test_a_folder_given_is_its_product_only_where_a_file_runs_or_names_it():
     assert code_uses("httpx", "$ pip install httpx[http2]") and code_uses("nyc", "const nyc = require('nyc')")
     assert code_uses("left-pad", "npm i -g left-pad") and code_uses("relayd", "python -m pip install --user relayd")
     assert not code_uses("notes", "import notes_app") and not code_uses("notes", "pip install notes-extra")
-    assert root_product("/src/aiohttp", [("The client session.", "import aiohttp")]) == "aiohttp"
+    assert root_product("/src/aiohttp", ["import aiohttp"]) == "aiohttp"
 
 
 def pooled_documents(tmp_path, manuals: dict[str, str]):

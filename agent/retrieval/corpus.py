@@ -32,7 +32,7 @@ from agent.documents.passages import cut
 from agent.documents.windows import chunk_text  # noqa: F401  (its importers read it from here)
 from agent.documents.registry import STRUCTURED, reader_for
 from agent.errors import InputError
-from agent.retrieval.products import own_product, own_products, root_candidate, root_product
+from agent.retrieval.products import own_product, own_products, product_folder, prose_product, root_candidate, root_product
 
 TEXT_SUFFIXES = set(plain_text.SUFFIXES)
 # folders a Sphinx build writes beside its pages: the pages' sources again (_sources/*.txt) and the
@@ -352,8 +352,9 @@ def read_documents(paths: list[str], report: ReadReport) -> Iterator[Document]:
 
 class FolderProduct:
     """The product of the documents read under one folder given (`root`): the folder's name
-    where one of them runs, installs, imports or names it (agent/retrieval/products.py
-    `root_product`), or a sub-folder's that is a product of its own (`own_products`), stored as each
+    where one of them runs, installs or imports it (agent/retrieval/products.py `root_product`;
+    a file that only writes it as a name keeps it for itself, `prose_product`), or a sub-folder's
+    that is a product of its own (`own_products`), stored as each
     document's `folder`: its passages are that product's, not each a product named by its own title
     ("Prefixing", "Caching") or by a sub-folder of its manual ("development"). Documents are held
     until the folder is read or HELD are, then decided together; a folder that cannot name a
@@ -374,19 +375,24 @@ class FolderProduct:
     def decided(self) -> list[Document]:
         """The held documents, the product decided from them (kept for the folder's later ones)."""
         if self.product is None:
-            files = {d.id: _text_and_code(d) for d in self.held if _is_file(d)}
-            own = own_products([(d, code) for d, (_, code) in files.items()])
+            codes = {d.id: _text_and_code(d)[1] for d in self.held if _is_file(d)}
+            own = own_products(list(codes.items()))
             # what another product's files run ("test -f" in zstd/'s) says nothing of the folder's own
-            name = root_product(self.root, [parts for d, parts in files.items() if not own_product(d, own)])
+            name = root_product(self.root, [code for d, code in codes.items() if not own_product(d, own)])
             self.product = (name, own if name else {})
         held, self.held = self.held, []
         return [self._tagged(d) for d in held]
 
     def _tagged(self, document: Document) -> Document:
+        """The document with its product's folder: the folder's own or its sub-folder's, else the
+        folder given where this file writes its name as a name and names no product folder itself."""
         name, own = self.product or ("", {})
-        if not name or not _is_file(document):
+        if not _is_file(document):
             return document
-        return replace(document, metadata={**document.metadata, "folder": own_product(document.id, own) or name})
+        folder = (own_product(document.id, own) or name) if name else ""
+        if not folder and self.root and not product_folder(document.id):
+            folder = prose_product(self.root, _text_and_code(document)[0])
+        return replace(document, metadata={**document.metadata, "folder": folder}) if folder else document
 
 
 def _is_file(document: Document) -> bool:

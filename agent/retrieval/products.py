@@ -8,8 +8,9 @@ hold others (docs, python, debian, ...), else its document's title less the word
 kind of document ("Quillpad User Guide" -> Quillpad). The files read under a folder given to the
 ingest that names a product (`disambig ingest docs/concurrently` names its files `success.md`,
 ...; `disambig ingest pip/docs/html` names them `topics/caching.md`, ...) keep that folder as
-`folder` where one of them writes its name as a name or runs, installs or imports it
-(`root_product`), sub-folders and all, unless a sub-folder is a product of its own. Encyclopedia
+`folder` where one of them runs, installs or imports it (`root_product`), sub-folders and all,
+unless a sub-folder is a product of its own; a file that writes the folder's name as a name
+keeps it for itself (`prose_product`). Encyclopedia
 records (JSONL, one entity per passage) carry no document and have no product: their senses are
 their titles.
 """
@@ -90,20 +91,24 @@ def folder_product(folder: str) -> str:
     return VERSION.sub("", folder) or folder
 
 
-def root_product(root: str, documents: list[tuple[str, str]]) -> str:
-    """The product the folder given to the ingest documents, from all the files read under it
-    (`documents`: each one's text and code): its candidate (`root_candidate`) where a file's code
-    runs, installs or imports it (`code_uses`: "$ concurrently -k ...", "import urllib3") or, for
-    the folder given itself, a file writes it as a name (`written_name`); "" otherwise: a folder
-    named for the work (`notes/`, a test's scratch folder, a home folder) is no product. One file
-    saying so speaks for its folder's others: a manual's page on caching or its contributors' guide
-    is still its product's."""
+def root_product(root: str, codes: list[str]) -> str:
+    """The product the folder given to the ingest documents, from the code of all the files read
+    under it: its candidate (`root_candidate`, or the product's name inside a package's,
+    `package_names`) where a file's code runs, installs or imports it (`code_uses`: "$ concurrently
+    -k ...", "import urllib3"); "" otherwise: a folder named for the work (`notes/`, a test's
+    scratch folder, a home folder) is no product. One file's code speaks for its folder's others:
+    a manual's page on caching or its contributors' guide is still its product's."""
+    folder, _ = root_candidate(root)
+    names = dict.fromkeys([folder, *package_names(folder)]) if folder else {}
+    return next((name for name in names if any(code_uses(name, code) for code in codes)), "")
+
+
+def prose_product(root: str, text: str) -> str:
+    """The folder given as the product of one file whose sentences write its name as a name
+    (`written_name`: "Use it with Concurrently ...") though no code uses it: that file's alone,
+    since a word a folder is named for ("Downloads", "Notes") is written so in many a manual."""
     folder, depth = root_candidate(root)
-    for name in dict.fromkeys([folder, *package_names(folder)]) if folder else ():
-        # above the folder given, only its code says it: a user's own folder is often a name
-        if any(code_uses(name, code) or (depth == 0 and written_name(name, text)) for text, code in documents):
-            return name
-    return ""
+    return folder if folder and depth == 0 and written_name(folder, text) else ""
 
 
 # a distribution's package named for a language's library or for its documentation, around the
