@@ -371,15 +371,16 @@ def test_a_manuals_pages_and_sub_folders_are_its_product(tmp_path):
 def test_a_folder_that_cannot_name_a_product_streams_its_documents_and_one_that_can_holds_a_bounded_few(monkeypatch):
     """Documents are held back only while a folder given may still name their product, and at most
     HELD of them: `/usr/share/doc` (every folder a container) streams each at once."""
-    from agent.retrieval import corpus
-    from agent.retrieval.corpus import Document, FolderProduct
+    from agent.retrieval import folder_products
+    from agent.retrieval.corpus import Document
+    from agent.retrieval.folder_products import FolderProduct
 
     def page(name, text="Prose."):  # a plain-text file's document: its text is its code too
         return Document(id=name, title=name, text=text, source=name, origin=f"/src/fernpkg/{name}",
                         metadata={"section": ""})
 
     assert FolderProduct("/usr/share/doc").read(page("a.md")) == [page("a.md")]
-    monkeypatch.setattr(corpus, "HELD", 2)
+    monkeypatch.setattr(folder_products, "HELD", 2)
     folder = FolderProduct("/src/fernpkg")
     assert folder.read(page("a.md")) == []
     first = folder.read(page("b.md", "$ fernpkg install x"))  # the second: decided, both passed on
@@ -388,7 +389,7 @@ def test_a_folder_that_cannot_name_a_product_streams_its_documents_and_one_that_
 
 
 def test_a_folder_given_is_its_product_only_where_a_file_runs_or_names_it():
-    from agent.retrieval.products import code_uses, own_product, own_products, prose_product, root_product
+    from agent.retrieval.folder_products import code_uses, own_product, own_products, prose_product, root_product
 
     folder = "/home/me/docs/concurrently"
     assert root_product(folder, ["$ concurrently -k 'a' 'b'"]) == "concurrently"

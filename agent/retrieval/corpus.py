@@ -32,7 +32,7 @@ from agent.documents.passages import cut
 from agent.documents.windows import chunk_text  # noqa: F401  (its importers read it from here)
 from agent.documents.registry import STRUCTURED, reader_for
 from agent.errors import InputError
-from agent.retrieval.products import own_product, own_products, product_folder, prose_product, root_candidate, root_product
+from agent.retrieval.folder_products import FolderProduct
 
 TEXT_SUFFIXES = set(plain_text.SUFFIXES)
 # folders a Sphinx build writes beside its pages: the pages' sources again (_sources/*.txt) and the
@@ -314,9 +314,6 @@ def input_count(paths: list[str]) -> int:
     return sum(1 for _ in input_files(paths, ReadReport()))
 
 
-HELD = 1000  # documents of one folder given held back until its product is decided: a manual's pages, not a library
-
-
 def read_documents(paths: list[str], report: ReadReport) -> Iterator[Document]:
     """Every document in the inputs, in order, streamed; those of a folder given that may name a
     product are held until all of them (or HELD) are read, since any of them may say it
@@ -348,65 +345,6 @@ def read_documents(paths: list[str], report: ReadReport) -> Iterator[Document]:
         pages, report.pages = report.pages - pages_before, pages_before
         report.file_done(pages)
     yield from folder.decided()
-
-
-class FolderProduct:
-    """The product of the documents read under one folder given (`root`): the folder's name
-    where one of them runs, installs or imports it (agent/retrieval/products.py `root_product`;
-    a file that only writes it as a name keeps it for itself, `prose_product`), or a sub-folder's
-    that is a product of its own (`own_products`), stored as each
-    document's `folder`: its passages are that product's, not each a product named by its own title
-    ("Prefixing", "Caching") or by a sub-folder of its manual ("development"). Documents are held
-    until the folder is read or HELD are, then decided together; a folder that cannot name a
-    product (`docs/`, `/usr/share/doc`) holds none."""
-
-    def __init__(self, root: str):
-        self.root = root
-        self.held: list[Document] = []
-        self.product: tuple[str, dict[str, str]] | None = None if root and root_candidate(root)[0] else ("", {})
-
-    def read(self, document: Document) -> list[Document]:
-        """The documents to pass on now: this one where the product is decided, else those held once HELD are."""
-        if self.product is not None:
-            return [self._tagged(document)]
-        self.held.append(document)
-        return self.decided() if len(self.held) >= HELD else []
-
-    def decided(self) -> list[Document]:
-        """The held documents, the product decided from them (kept for the folder's later ones)."""
-        if self.product is None:
-            codes = {d.id: _text_and_code(d)[1] for d in self.held if _is_file(d)}
-            own = own_products(list(codes.items()))
-            # what another product's files run ("test -f" in zstd/'s) says nothing of the folder's own
-            name = root_product(self.root, [code for d, code in codes.items() if not own_product(d, own)])
-            self.product = (name, own if name else {})
-        held, self.held = self.held, []
-        return [self._tagged(d) for d in held]
-
-    def _tagged(self, document: Document) -> Document:
-        """The document with its product's folder: the folder's own or its sub-folder's, else the
-        folder given where this file writes its name as a name and names no product folder itself."""
-        name, own = self.product or ("", {})
-        if not _is_file(document):
-            return document
-        folder = (own_product(document.id, own) or name) if name else ""
-        if not folder and self.root and not product_folder(document.id):
-            folder = prose_product(self.root, _text_and_code(document)[0])
-        return replace(document, metadata={**document.metadata, "folder": folder}) if folder else document
-
-
-def _is_file(document: Document) -> bool:
-    """A document read by structure from a file, not a JSONL record (an entity of its own, with no product)."""
-    return document.structure is not None or "section" in document.metadata
-
-
-def _text_and_code(document: Document) -> tuple[str, str]:
-    """A document's prose and its code blocks, each joined (all its text where it has no blocks)."""
-    sections = document.structure.sections if document.structure else []
-    blocks = [block for section in sections for block in section.blocks]
-    text = " ".join(block.text for block in blocks if block.kind != "code") or document.text
-    code = "\n".join(block.text for block in blocks if block.kind == "code") or document.text
-    return text, code
 
 
 def read_passages(paths: list[str], report: ReadReport, chunk_tokens: int = 200, overlap_tokens: int = 40):

@@ -6,11 +6,7 @@ Over many products' manuals in one index, the ambiguity of a question is often *
 folder it was ingested from (`tools/quillpad/README.md` -> quillpad), past folders that only
 hold others (docs, python, debian, ...), else its document's title less the words that name a
 kind of document ("Quillpad User Guide" -> Quillpad). The files read under a folder given to the
-ingest that names a product (`disambig ingest docs/concurrently` names its files `success.md`,
-...; `disambig ingest pip/docs/html` names them `topics/caching.md`, ...) keep that folder as
-`folder` where one of them runs, installs or imports it (`root_product`), sub-folders and all,
-unless a sub-folder is a product of its own; a file that writes the folder's name as a name
-keeps it for itself (`prose_product`). Encyclopedia
+ingest that names a product keep that folder as `folder` (agent/retrieval/folder_products.py). Encyclopedia
 records (JSONL, one entity per passage) carry no document and have no product: their senses are
 their titles.
 """
@@ -18,7 +14,6 @@ their titles.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from agent.documents.citation import field_of, location
 
@@ -89,85 +84,6 @@ def folder_product(folder: str) -> str:
     if not folder or folder.casefold() in CONTAINERS or MAN_SECTION.fullmatch(folder.casefold()):
         return ""
     return VERSION.sub("", folder) or folder
-
-
-def root_product(root: str, codes: list[str]) -> str:
-    """The product the folder given to the ingest documents, from the code of all the files read
-    under it: its candidate (`root_candidate`, or the product's name inside a package's,
-    `package_names`) where a file's code runs, installs or imports it (`code_uses`: "$ concurrently
-    -k ...", "import urllib3"); "" otherwise: a folder named for the work (`notes/`, a test's
-    scratch folder, a home folder) is no product. One file's code speaks for its folder's others:
-    a manual's page on caching or its contributors' guide is still its product's."""
-    folder, _ = root_candidate(root)
-    names = dict.fromkeys([folder, *package_names(folder)]) if folder else {}
-    return next((name for name in names if any(code_uses(name, code) for code in codes)), "")
-
-
-def prose_product(root: str, text: str) -> str:
-    """The folder given as the product of one file whose sentences write its name as a name
-    (`written_name`: "Use it with Concurrently ...") though no code uses it: that file's alone,
-    since a word a folder is named for ("Downloads", "Notes") is written so in many a manual."""
-    folder, depth = root_candidate(root)
-    return folder if folder and depth == 0 and written_name(folder, text) else ""
-
-
-# a distribution's package named for a language's library or for its documentation, around the
-# product's own name: /usr/share/doc/python3-pip/html, python-coverage-doc, cmake-doc
-PACKAGE_PREFIX = re.compile(r"^(?:python3?|py3?|node|ruby|golang|perl|php|lua|r-cran|rust)-(?=\w)", re.IGNORECASE)
-PACKAGE_SUFFIX = re.compile(r"(?<=\w)-(?:docs?|html|manual|utils|tools)$", re.IGNORECASE)
-
-
-def package_names(folder: str) -> list[str]:
-    """The product's name a distribution's package folder may hold (python3-pip -> pip,
-    python-coverage-doc -> coverage, xz-utils -> xz): tried after the folder's own name."""
-    bare = PACKAGE_SUFFIX.sub("", PACKAGE_PREFIX.sub("", folder))
-    return [bare] if bare != folder else []
-
-
-def root_candidate(root: str) -> tuple[str, int]:
-    """(the nearest folder at or above the folder given that holds no other documents' folders
-    (past `docs/`, `html/`: `pip-26.3/docs/html` -> pip), how far above it is); ("", 0) when every
-    folder is such a container."""
-    for depth, folder in enumerate(map(folder_product, reversed(Path(root).parts[1:]))):
-        if folder:
-            return folder, depth
-    return "", 0
-
-
-def own_products(documents: list[tuple[str, str]]) -> dict[str, str]:
-    """The product folders inside a folder given to the ingest that are products of their own, not
-    parts of the given folder's product's manual (`documents`: each file's document id and code):
-    {folder path: product} where a file under it uses its name in code (`plugins/owlpost/` whose
-    README installs owlpost), where `development/` or `topics/` never does."""
-    own = {}
-    for document, code in documents:
-        folders = document.split("/")[:-1]
-        for depth, folder in enumerate(folders):
-            if (name := folder_product(folder)) and code_uses(name, code):
-                own["/".join(folders[:depth + 1])] = name
-    return own
-
-
-def own_product(document: str, own: dict[str, str]) -> str:
-    """The product of the innermost folder of `own` (`own_products`) that holds the document, or ""."""
-    folders = document.split("/")[:-1]
-    return next((own[path] for depth in range(len(folders), 0, -1) if (path := "/".join(folders[:depth])) in own), "")
-
-
-def code_uses(name: str, code: str) -> bool:
-    """Whether a code block uses `name` as its product: runs it as a command, first on a line (after
-    a shell prompt, a runner such as npx, or the quote of a package.json script) with an argument
-    after it; installs it with a package manager ("pip install httpx[http2]", "npm i -g serve");
-    or imports it as a library ("import urllib3", "from aiohttp import web", "require('nyc')")."""
-    parts = [re.escape(p) for p in re.split(r"[-_\s.]+", name) if p]
-    if not parts:
-        return False
-    spelled = r"[-_.]?".join(parts)
-    command = rf"""(?:^\s*(?:[$>%#]\s*)?|["'`]\s*)(?:(?:npx|sudo|uvx|pipx\s+run|python3?\s+-m)\s+)?{spelled}(?=[ \t]+\S)"""
-    installed = rf"""\b(?:pip3?|pipx|uv\s+pip|uv|poetry|npm|pnpm|yarn|bun|gem|cargo|brew|apt|apt-get|dnf|yum|conda|go)\s+""" \
-                rf"""(?:install|add|i|get)\s+(?:-\S+\s+)*["']?{spelled}(?![\w-])"""
-    imported = rf"""(?:^\s*(?:>>>\s*)?(?:import|from)\s+{spelled}(?![\w-])|\brequire\(\s*["']{spelled}["']|\bfrom\s+["']{spelled}["'])"""
-    return re.search(rf"(?im){command}|{installed}|{imported}", code) is not None
 
 
 def spelled_as_in(folder: str, title: str) -> str:
