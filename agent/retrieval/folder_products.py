@@ -16,12 +16,18 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from agent.retrieval.products import folder_product, product_folder, written_name
 
-if TYPE_CHECKING:
-    from agent.retrieval.corpus import Document
+
+class Document(Protocol):
+    """What is read here of agent/retrieval/corpus.py's Document (which imports this module)."""
+
+    id: str
+    text: str
+    metadata: dict
+    structure: Any  # its Structure, or None for a JSONL record
 
 HELD = 1000  # documents of one folder given held back until its product is decided: a manual's pages, not a library
 
