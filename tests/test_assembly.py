@@ -204,6 +204,16 @@ def test_question_forms():
                                        "Is it big?")] == ["why", "who", "when", "other"]
 
 
+def test_an_option_is_stated_with_its_value_glued_to_it():
+    """Dropping punctuation joins "--rcfile=RCFILE" into one word: the option is still named."""
+    assert states_answer("`--rcfile=RCFILE` — Specify configuration file [3].", "--rcfile")
+    assert states_answer("`--fail-under=MIN` — Exit with a status of 2 [4].", "--fail-under")
+    assert states_answer("Invoke pytest like this: pytest -p no:doctest [1].", "-p no:")
+    assert not states_answer("`--rcfile-path` — Read it from here [3].", "--rcfile")
+    assert not states_answer("`--fail-under-total=MIN` — Exit with a status of 2 [4].", "--fail-under")
+    assert not states_answer("The time was 10:30 [1].", "30 minutes")  # only options are read so
+
+
 def test_sentence_metrics_count_precise_and_broken_sentences():
     passages = [COMPANY, HORSEPOWER]
     answer = ("Hewlett-Packard is an American technology company [1]. Hewlett-Packard is an American technology "

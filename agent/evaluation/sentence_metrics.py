@@ -36,13 +36,27 @@ def answer_sentences(answer: str) -> list[str]:
     return sentences(text)
 
 
+# what joins a command-line option to its value: "--rcfile=RCFILE", "-p no:doctest", "--zstd[=options]"
+OPTION_GLUE = re.compile(r"[=:\[\]]")
+
+
 def states_answer(sentence: str, short_answer: str) -> bool:
     """Whether the sentence states this short answer."""
     plain = remove_citations(sentence)
     wanted = normalize_answer(short_answer)
     if wanted and f" {wanted} " in f" {normalize_answer(plain)} ":
         return True
+    if short_answer.lstrip().startswith("-") and names_option(plain, short_answer):
+        return True
     return len(content_tokens(short_answer)) >= 2 and answer_support(short_answer, plain) >= SUPPORT
+
+
+def names_option(sentence: str, option: str) -> bool:
+    """Whether the sentence names the option with a value glued to it: dropping punctuation joins
+    "--rcfile=RCFILE" into one word that no longer holds "--rcfile", so the glue is read as a
+    space on both sides first ("-p no:doctest" names "-p no:")."""
+    wanted = normalize_answer(OPTION_GLUE.sub(" ", option))
+    return bool(wanted) and f" {wanted} " in f" {normalize_answer(OPTION_GLUE.sub(' ', sentence))} "
 
 
 def states_any(sentence: str, short_answers: Sequence[str]) -> bool:
