@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent.assembly.manual_units import (GUESSED_RANKER_FEATURES, READ, RANKER_FEATURES, SHORTLIST, _passage_order,
+from agent.assembly.manual_units import (GUESSED_RANKER_FEATURES, HOW_MARGIN, READ, RANKER_FEATURES, SHORTLIST,
+                                         _passage_order, how_first,
                                          document_units, load_unit_ranker, ranked_units, read, shared_words,
                                          shortlist, to_read)
 from agent.assembly.units import says_how
@@ -140,3 +141,11 @@ def test_a_guessed_option_name_short_lists_and_ranks_its_row(long_manual):
     assert ranked[0].candidate.sentence.startswith("`--force` — ")
     unguessed, unguessed_rows = shortlist(WORDED_APART, [given], context)
     assert unguessed_rows.shape[1] == len(RANKER_FEATURES)  # no guess: the ranker trained without one reads it
+
+
+def test_a_near_tie_goes_to_the_unit_that_says_how():
+    describes, tells = ("describes", 0.9, 0.98, False), ("tells how", 0.8, 0.98 - HOW_MARGIN / 2, True)
+    assert how_first([describes, tells])[0] is tells
+    far = ("tells how", 0.8, 0.98 - 2 * HOW_MARGIN, True)
+    assert how_first([describes, far])[0] is describes  # the ranker is surer than a near tie
+    assert how_first([tells, describes])[0] is tells and how_first([describes]) == [describes]
