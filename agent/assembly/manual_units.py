@@ -26,6 +26,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -91,16 +92,26 @@ def ranked_units(question: str, passages: list[dict], context: Context,
         return []
     reader = read(question, units, rows)
     probabilities = ranker.probabilities(rows)
-    ranked = sorted(zip(units, reader, probabilities, rows[:, HOW_COLUMN] > 0), key=lambda unit: -unit[2])
-    return [RankedUnit(unit, p, float(q)) for unit, p, q, _ in how_first(ranked)]
+    ranked = sorted((Scored(*row) for row in zip(units, reader, probabilities, rows[:, HOW_COLUMN] > 0)),
+                    key=lambda unit: -unit.probability)
+    return [RankedUnit(unit.candidate, unit.reader, float(unit.probability)) for unit in how_first(ranked)]
 
 
-def how_first(ranked: list[tuple]) -> list[tuple]:
-    """`ranked` ((unit, reader, ranker's probability, says how), the likeliest first) with the
-    likeliest unit that says how moved first where the first only describes and the ranker is as
-    sure of it within HOW_MARGIN: a near tie goes to the unit that says how, as the manuals answer."""
-    near = next((unit for unit in ranked if unit[3]), None)
-    if near is None or ranked[0][3] or ranked[0][2] - near[2] > HOW_MARGIN:
+class Scored(NamedTuple):
+    """A read unit as `how_first` weighs it."""
+
+    candidate: Candidate
+    reader: float
+    probability: float
+    says_how: bool
+
+
+def how_first(ranked: list[Scored]) -> list[Scored]:
+    """`ranked` (the likeliest first) with the likeliest unit that says how moved first where the
+    first only describes and the ranker is as sure of it within HOW_MARGIN: a near tie goes to the
+    unit that says how, as the manuals answer."""
+    near = next((unit for unit in ranked if unit.says_how), None)
+    if near is None or ranked[0].says_how or ranked[0].probability - near.probability > HOW_MARGIN:
         return ranked
     return [near] + [unit for unit in ranked if unit is not near]
 
