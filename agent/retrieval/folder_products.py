@@ -29,6 +29,7 @@ class Document(Protocol):
     metadata: dict
     structure: Any  # its Structure, or None for a JSONL record
 
+
 HELD = 1000  # documents of one folder given held back until its product is decided: a manual's pages, not a library
 
 
