@@ -214,6 +214,15 @@ def test_an_option_is_stated_with_its_value_glued_to_it():
     assert not states_answer("The time was 10:30 [1].", "30 minutes")  # only options are read so
 
 
+def test_a_lead_in_with_its_code_block_is_not_counted_cut():
+    marker = [{"id": "m", "title": "", "text": "Run tests by marker expressions:\npytest -m slow"}]
+    whole = "Run tests by marker expressions [1]:\n```\npytest -m slow\n```"
+    assert broken_sentences([whole], marker) == []
+    # a lead-in cut before its colon, or a block never closed, is still cut
+    assert broken_sentences(["Run tests by marker\n```\npytest -m slow\n```"], marker) != []
+    assert broken_sentences(["Run tests by marker expressions [1]:\n```\npytest -m"], marker) != []
+
+
 def test_sentence_metrics_count_precise_and_broken_sentences():
     passages = [COMPANY, HORSEPOWER]
     answer = ("Hewlett-Packard is an American technology company [1]. Hewlett-Packard is an American technology "

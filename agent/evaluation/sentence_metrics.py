@@ -16,6 +16,7 @@ import re
 from typing import Sequence
 
 from agent.assembly.checks import stops_short
+from agent.assembly.units import split_code
 from agent.evaluation.metrics import normalize_answer, remove_citations
 from agent.llm.answers import cited_numbers, ends_dangling
 from agent.steps.grounding import answer_support, content_tokens, number_words, passage_words, tokens
@@ -65,8 +66,13 @@ def states_any(sentence: str, short_answers: Sequence[str]) -> bool:
 
 def is_cut(sentence: str, passages: list[dict] = ()) -> bool:
     """Cut off: no closing mark, an ellipsis, or a last word that needs what follows, unless a
-    passage it cites ends a sentence with the same words (`ends_as_its_source`)."""
+    passage it cites ends a sentence with the same words (`ends_as_its_source`). A lead-in with
+    its closed code block ("Run tests by marker expressions [2]:" and the command) is whole when
+    its lead-in is: the code completes a lead-in ending in ":"."""
     plain = sentence.strip()
+    lead, block = split_code(plain)
+    if block:
+        return not remove_citations(lead).rstrip().endswith(":") and is_cut(lead, passages)
     if not _END.search(plain) or plain.rstrip(" .[]0123456789,").endswith("...") or "..." in plain[-8:]:
         return True
     return ends_dangling(plain) and not ends_as_its_source(plain, passages)
