@@ -14,7 +14,6 @@ from agent.assembly.manual_units import (GUESSED_RANKER_FEATURES, HOW_MARGIN, RE
                                          Scored, _passage_order, how_first,
                                          document_units, load_unit_ranker, ranked_units, read, shared_words,
                                          shortlist, to_read)
-from agent.assembly.unit_options import option_phrases
 from agent.assembly.units import says_how
 from agent.context import Context
 from agent.retrieval.retriever import get_retriever
@@ -142,21 +141,6 @@ def test_a_guessed_option_name_short_lists_and_ranks_its_row(long_manual):
     assert ranked[0].candidate.sentence.startswith("`--force` — ")
     unguessed, unguessed_rows = shortlist(WORDED_APART, [given], context)
     assert unguessed_rows.shape[1] == len(RANKER_FEATURES)  # no guess: the ranker trained without one reads it
-
-
-def test_an_option_named_as_the_question_says_it_otherwise_is_close_to_it(long_manual):
-    assert option_phrases("`-n, --no-name` — Do not save the name; see also --dry-run and -q.") == \
-        {"no name", "dry run"}  # a one-letter name says nothing
-    context = Context(index_dir=long_manual)
-    given = first_passage(context)
-    asked = "How do I run it quietly?"  # "quietly" is not the word "quiet": no option is named
-    units, rows = shortlist(asked, [given], context)
-    closeness = rows[:, RANKER_FEATURES.index("option_cosine")]
-    by_option = {unit.sentence.split("`")[1]: value for unit, value in zip(units, closeness)
-                 if unit.sentence.startswith("`--")}
-    assert by_option["--quiet"] > 0 and by_option["--quiet"] == max(by_option.values())
-    assert not rows[:, RANKER_FEATURES.index("option_named")].any()
-    assert all(value == 0 for unit, value in zip(units, closeness) if not option_phrases(unit.sentence))
 
 
 def test_a_near_tie_goes_to_the_unit_that_says_how():

@@ -10,7 +10,7 @@ rarest words (`shared_words`), the SHORTLIST nearest the question in meaning (a 
 says it otherwise: "not corrupted" for "Test the integrity"), and the units of the product's best
 retrieved passage. A ranker over RANKER_FEATURES (the reader's logit, the words shared against the
 list's best, whether an option is named, whether the unit says how, the cosine of its passage and
-of the unit itself to the question, the closest of its option names to the question) orders the list; the reader, the costly part, reads only the
+of the unit itself to the question) orders the list; the reader, the costly part, reads only the
 READ units the ranker prefers before it (`to_read`). The ranker is learned on the tune products
 (`bench/train_product_gate.py`; card: agent/data/product_gate_card.md). It reads the reader's
 probability whatever `reading_scorer` says: the selector's features were learned on encyclopedia
@@ -33,7 +33,7 @@ import numpy as np
 from agent.assembly.features import Candidate, candidates
 from agent.assembly.option_guess import GUESS_FEATURES, guess_features
 from agent.assembly.selector import SelectorModel, load_logistic, logit, readable, reader_scores
-from agent.assembly.unit_options import names_asked, option_phrases
+from agent.assembly.unit_options import names_asked
 from agent.assembly.units import says_how, unit_prose
 from agent.context import Context
 from agent.documents.citation import location
@@ -42,12 +42,10 @@ from agent.retrieval.retriever import get_retriever, passage_vectors, sentence_v
 from agent.steps.grounding import content_tokens
 
 RANKER_PATH = Path(__file__).resolve().parents[1] / "data" / "unit_ranker.npz"
-UNIT_FEATURES = ("reader_logit", "words_shared", "option_named", "says_how", "passage_cosine", "unit_cosine")
-RANKER_FEATURES = UNIT_FEATURES + ("option_cosine",)
-# with the model's guess of the option names asked for (agent/assembly/option_guess.py), which
-# names the options itself: the option names' cosine is not read beside it
+RANKER_FEATURES = ("reader_logit", "words_shared", "option_named", "says_how", "passage_cosine", "unit_cosine")
+# with the model's guess of the option names asked for (agent/assembly/option_guess.py)
 GUESSED_RANKER_PATH = RANKER_PATH.with_name("unit_ranker_guessed.npz")
-GUESSED_RANKER_FEATURES = UNIT_FEATURES + GUESS_FEATURES
+GUESSED_RANKER_FEATURES = RANKER_FEATURES + GUESS_FEATURES
 SHORTLIST = 10  # units per channel (words, meaning): the two tens held a labelled unit for 79 of 91 tune senses
 READ = 6  # units of a product's short list the reader reads when several products compete
 READER_COLUMN = RANKER_FEATURES.index("reader_logit")
@@ -149,27 +147,10 @@ def shortlist(question: str, passages: list[dict], context: Context,
     units = [found[i] for i in short]
     best_shared = max(shared[i] for i in short) or 1.0
     closeness = passage_vectors(retriever, [u.passage for u in units]) @ asked_vector
-    # the guess names the options asked for; without one, the option names' closeness to the question
-    last = [guess[i] for i in short] if guessed else [(c,) for c in option_cosines(retriever, asked_vector, units)]
     rows = np.array([[0.0, shared[i] / best_shared, float(named[i]), float(says_how(unit.passage, unit.sentence)),
-                      float(near), float(meaning[i]), *more]
-                     for i, unit, near, more in zip(short, units, closeness, last)])
+                      float(near), float(meaning[i]), *(guess[i] if guessed else ())]
+                     for i, unit, near in zip(short, units, closeness)])
     return units, rows.reshape(len(units), columns)
-
-
-def option_cosines(retriever, asked_vector: np.ndarray, units: list[Candidate]) -> list[float]:
-    """Each unit's closest option name to the question in meaning, the name read as the words it is
-    made of ("quiet" for `-q, --quiet`, "dry run" for `--dry-run`), 0 where it names none. An option's
-    name is its manual's word for what it does, and a question says it in other words ("make it
-    quiet", "see what would be done"), so the words shared miss it. Over the tune short lists (each
-    question left out of the ranker's fit) the ranker put a labelled unit first in 74 of 119 with
-    it, 70 without (docs/results/manuals.md)."""
-    phrases = [sorted(option_phrases(unit.sentence)) for unit in units]
-    said = sorted({phrase for found in phrases for phrase in found})
-    if not said:
-        return [0.0] * len(units)
-    closeness = dict(zip(said, sentence_vectors(retriever, said, keep=True) @ asked_vector))
-    return [max((float(closeness[phrase]) for phrase in found), default=0.0) for found in phrases]
 
 
 def product_words(passages: list[dict]) -> set[str]:

@@ -102,13 +102,6 @@ def option_words(unit: str) -> set[str]:
             for word in re.split(r"[-_]", name) if len(word) > 2}
 
 
-def option_phrases(unit: str) -> set[str]:
-    """The option names a unit says anywhere, each as the words it is made of ("--dry-run" ->
-    "dry run", "--no-name" -> "no name"); a one-letter name says nothing ("-q")."""
-    names = _FLAG.findall(unit.replace("`", ""))
-    return {phrase for name in names if (phrase := " ".join(w for w in re.split(r"[-_]", name) if len(w) > 1))}
-
-
 def names_asked(unit: str, asked: set[str]) -> bool:
     """Whether an option the unit documents is named by a word of the question (`asked`: its
     content words, stemmed): "--keep" for "How do I keep the original file?". Over the manuals'
