@@ -16,6 +16,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agent.evaluation.datasets import load_dataset
 from agent.evaluation.multi_turn import choose_product, follow_up_metrics, states_answer, summarize_follow_ups
 from agent.steps.follow_up import (
+    candidate_products,
+    named_in,
     naming_product,
     only_switches,
     passage_product,
@@ -105,6 +107,28 @@ def test_the_rewrite_rules():
 def test_a_plain_text_file_is_its_folders_product_a_record_none():
     assert passage_product({"id": "zstd/zstd.1.txt#4", "source": "/data/text/zstd/zstd.1.txt", "title": "zstd.1"}) == "zstd"
     assert passage_product({"id": "wiki/HP#1", "source": "/data/records.jsonl", "title": "HP"}) is None
+
+
+class OneProductTwoSpellings:
+    """Sparse hits of one product's manual, spelled "gauge" in one passage and "Gauge.py" in the next."""
+
+    def search_batch(self, texts, mode, k):
+        hits = [{"id": "gauge/cmd.html#1", "title": "Command line usage: Execution", "section": "Execution",
+                 "document": "gauge/cmd.html", "text": "Use gauge run to measure your program."},
+                {"id": "gauge/cmd.html#2", "title": "Command line usage: Branches", "section": "Branches",
+                 "document": "gauge/cmd.html", "text": "The tool Gauge.py measures branch coverage too."},
+                {"id": "meter/README.md#0", "title": "Meter", "section": "", "document": "meter/README.md",
+                 "text": "Meter reports coverage for JavaScript."}]
+        return [hits for _ in texts]
+
+
+def test_a_product_spelled_two_ways_is_one_product_a_message_names():
+    question = "How do I measure branch gauge with Gauge.py?"  # says the plain word and the name
+    products, words = candidate_products(OneProductTwoSpellings(), [question], [])
+    assert products == ["Gauge.py", "Meter"]
+    assert named_in(question, products, words) == ["Gauge.py"]
+    assert resolve_product(question, True, thread_product=None, previous_query=None, user_turns=[],
+                           products=products, words=words)["product"] == "Gauge.py"
 
 
 def turn(session, text=None, choice=None):

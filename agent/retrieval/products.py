@@ -150,8 +150,9 @@ def _stem(document: str) -> str:
 
 
 def product_key(product: str) -> str:
-    """Two spellings of one product are one product ("Acme CLI", "acme-cli")."""
-    return re.sub(r"[-_\s.]+", "", product.casefold())
+    """Two spellings of one product are one product ("Acme CLI", "acme-cli"; "Coverage.py" and
+    "coverage", as one manual writes its name in one passage and its folder in the next)."""
+    return re.sub(r"[-_\s.]+", "", re.sub(rf"{LANGUAGE_SUFFIX}$", "", product.casefold().strip()))
 
 
 def names_product(text: str, product: str) -> bool:
@@ -163,7 +164,7 @@ def names_product(text: str, product: str) -> bool:
     words = [w.casefold().strip(".") for w in WORD.findall(text)]
     joined = "".join(parts)
     for start in range(len(words)):
-        if words[start:start + len(parts)] == parts or product_key(words[start]) == joined:
+        if words[start:start + len(parts)] == parts or re.sub(r"[-_.]+", "", words[start]) == joined:
             return True
     return False
 

@@ -16,6 +16,7 @@ import re
 
 from agent.detector.classifier import AMBIGUOUS, rules_label
 from agent.llm.answers import cited_passage_ids
+from agent.retrieval.pool import with_products
 from agent.retrieval.products import also_words, named_products, names_product, product_folder, product_key, product_of
 from agent.steps.grounding import STOPWORDS, tokens
 
@@ -52,7 +53,9 @@ def candidate_products(retriever, texts: list[str], known: list[str]) -> tuple[l
     hits; and those whose name the hits also use as a word (`also_words`, in the first text's
     ranking: the message's)."""
     hits = retriever.search_batch([t for t in texts if t.strip()], "sparse", CANDIDATES) if retriever else []
-    passages = [{**p, "product": passage_product(p)} for found in hits for p in found]
+    # one product spelled one way (`with_products`): "coverage" and "coverage.py" are one product's
+    # names, and a message saying both ("branch coverage with Coverage.py") names one product
+    passages = [{**p, "product": passage_product(p)} for p in with_products([p for found in hits for p in found])]
     products = products_of([{"product": name} for name in known] + passages)
     return products, also_words(products, passages)
 
