@@ -24,6 +24,7 @@ from agent.steps.follow_up import (
     resolve_product,
     switched_question,
 )
+from graphs.chat import settled
 
 # (folder, product, install command, where its settings live)
 TOOLS = [("tallyfox", "Tallyfox", "pip install tallyfox", "Tallyfox keeps its settings in the file tally.toml."),
@@ -129,6 +130,8 @@ def test_a_product_spelled_two_ways_is_one_product_a_message_names():
     assert named_in(question, products, words) == ["Gauge.py"]
     assert resolve_product(question, True, thread_product=None, previous_query=None, user_turns=[],
                            products=products, words=words)["product"] == "Gauge.py"
+    # the one option found, spelled as its folder, is the product named: nothing to confirm
+    assert settled("Gauge.py", [{"product": "gauge"}]) and not settled("Gauge.py", [{"product": "Meter"}])
 
 
 def turn(session, text=None, choice=None):
