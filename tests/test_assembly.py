@@ -223,6 +223,17 @@ def test_a_lead_in_with_its_code_block_is_not_counted_cut():
     assert broken_sentences(["Run tests by marker expressions [1]:\n```\npytest -m"], marker) != []
 
 
+def test_two_products_rows_alike_repeat_nothing():
+    rows = [{"id": "zstd/zstd.1.txt#8", "title": "zstd.1: OPTIONS", "document": "zstd/zstd.1.txt",
+             "text": "-t, --test — Test the integrity of compressed files."},
+            {"id": "lz4/lz4.1.txt#3", "title": "lz4.1: OPTIONS", "document": "lz4/lz4.1.txt",
+             "text": "-t --test — Test the integrity of compressed files."}]
+    zstd = "For zstd, `-t, --test` — Test the integrity of compressed files [1]."
+    lz4 = "For lz4, `-t --test` — Test the integrity of compressed files [2]."
+    assert broken_sentences([zstd, lz4], rows) == []
+    assert broken_sentences([zstd, zstd.replace("For zstd, ", "Again, ")], rows) != []  # the same product's again
+
+
 def test_sentence_metrics_count_precise_and_broken_sentences():
     passages = [COMPANY, HORSEPOWER]
     answer = ("Hewlett-Packard is an American technology company [1]. Hewlett-Packard is an American technology "

@@ -19,6 +19,7 @@ from agent.assembly.checks import stops_short
 from agent.assembly.units import split_code
 from agent.evaluation.metrics import normalize_answer, remove_citations
 from agent.llm.answers import cited_numbers, ends_dangling
+from agent.retrieval.products import product_identity
 from agent.steps.grounding import answer_support, content_tokens, number_words, passage_words, tokens
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, SUPPORT, sentences
 
@@ -104,12 +105,15 @@ def cites_unheld(sentence: str, passages: list[dict]) -> bool:
 def broken_sentences(answer_parts: list[str], passages: list[dict], question: str = "") -> list[tuple[str, str]]:
     """(sentence, why) for each broken sentence: `cut`, `repeat` or `unheld citation`. Given the
     `question`, a sentence saying nothing beyond it that one earlier sentence does not say is a
-    repeat too: the same answer in the question's words."""
-    found, said = [], []
+    repeat too: the same answer in the question's words. A sentence repeats only what was said
+    of the products it cites (`cited_products`)."""
+    found, said_by = [], []
     asked = set(content_tokens(question))
     for sentence in answer_parts:
         words = set(content_tokens(remove_citations(sentence)))
         beyond = words - asked  # what it says that the question does not
+        products = cited_products(sentence, passages)
+        said = [earlier for earlier, theirs in said_by if not (products and theirs and not products & theirs)]
         if is_cut(sentence, passages) or stops_short(sentence, passages):
             found.append((sentence, "cut"))
         elif words and any(len(words & earlier) >= NEAR_REPEAT * len(words) and number_words(words) <= earlier
@@ -122,8 +126,16 @@ def broken_sentences(answer_parts: list[str], passages: list[dict], question: st
             found.append((sentence, "repeat"))  # "The first prize ... was $15,000." after "... prize of $15,000"
         elif cites_unheld(sentence, passages):
             found.append((sentence, "unheld citation"))
-        said.append(words)
+        said_by.append((words, products))
     return found
+
+
+def cited_products(sentence: str, passages: list[dict]) -> set[str]:
+    """The products whose manuals the sentence cites (none for records without documents). Two
+    sentences citing different products say two answers however alike they read: "For zstd,
+    `-t, --test` — Test the integrity of compressed files" and then LZ4's row repeat nothing."""
+    cited = [passages[n - 1] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
+    return {identity for passage in cited if (identity := product_identity(passage))}
 
 
 def sentence_scores(answer: str, passages: list[dict], gold_answers: Sequence[str], question: str = "") -> dict:
