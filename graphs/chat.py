@@ -52,7 +52,7 @@ from agent.steps.clarify import (
     result_options,
 )
 from agent.steps.clarify_policy import ClarifyPolicy, decide, policy_signals
-from agent.retrieval.products import product_key
+from agent.retrieval.products import names_product, product_key
 from agent.steps.follow_up import product_after
 from agent.errors import InputError
 from agent.steps.nodes import synthesize_answer
@@ -146,10 +146,12 @@ def route_after_read_message(state: ChatState) -> Literal["ask_clarification", "
     return "ask_clarification" if state.get("options") and state.get("reply") else "classify_ambiguity"
 
 
-def settled(product: str | None, options: list[dict]) -> bool:
-    """The one sense found is of the product the message named or the conversation gave: asking
-    whether it is the one meant would ask what the person already said."""
-    return bool(product) and len(options) == 1 and product_key(options[0].get("product") or "") == product_key(product)
+def settled(product: str | None, options: list[dict], query: str = "") -> bool:
+    """The one sense found is of the product the message named or the conversation gave, or the
+    query names it (the person's own words after "none of these": "How do I make it quiet? (gzip)"):
+    asking whether it is the one meant would ask what the person already said."""
+    found = (options[0].get("product") or "") if len(options) == 1 else ""
+    return bool(found) and (product_key(found) == product_key(product or "") or names_product(query, found))
 
 
 def by_products(options: list[dict]) -> bool:
@@ -177,7 +179,8 @@ def run_method(state: ChatState, runtime: Runtime[ChatContext]) -> dict:
         signals["it_among"] = among
     verdict = decide(context.clarify_policy, signals, asked=state.get("asks") or 0,
                      max_asks=context.max_clarifications, threshold=context.clarify_threshold,
-                     confirm_threshold=1.0 if settled(turn_product, options) else context.confirm_threshold)
+                     confirm_threshold=(1.0 if settled(turn_product, options, state["query"])
+                                        else context.confirm_threshold))
     asking = verdict["ask"]
     emit({"event": "interpretations_found", "count": len(interpretations), "grounded": len(options),
           "questions": [item["question"] for item in interpretations], "asking": asking, "reason": verdict["reason"]})

@@ -132,6 +132,10 @@ def test_a_product_spelled_two_ways_is_one_product_a_message_names():
                            products=products, words=words)["product"] == "Gauge.py"
     # the one option found, spelled as its folder, is the product named: nothing to confirm
     assert settled("Gauge.py", [{"product": "gauge"}]) and not settled("Gauge.py", [{"product": "Meter"}])
+    # the person's own words after "none of these" name it: nothing to confirm either
+    assert settled(None, [{"product": "gzip"}], "How do I make it quiet? (gzip)")
+    assert not settled(None, [{"product": "gzip"}], "How do I make it quiet?")
+    assert not settled(None, [{"product": "gzip"}, {"product": "xz"}], "gzip or xz?")
 
 
 def turn(session, text=None, choice=None):
