@@ -15,6 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.evaluation.datasets import load_dataset
 from agent.evaluation.multi_turn import choose_product, follow_up_metrics, states_answer, summarize_follow_ups
+from agent.retrieval.products import product_key
 from agent.steps.follow_up import (
     candidate_products,
     named_in,
@@ -130,6 +131,7 @@ def test_a_product_spelled_two_ways_is_one_product_a_message_names():
     assert named_in(question, products, words) == ["Gauge.py"]
     assert resolve_product(question, True, thread_product=None, previous_query=None, user_turns=[],
                            products=products, words=words)["product"] == "Gauge.py"
+    assert product_key("Coverage.py") == product_key("coverage") and product_key(".NET") == "net"
     # the one option found, spelled as its folder, is the product named: nothing to confirm
     assert settled("Gauge.py", [{"product": "gauge"}]) and not settled("Gauge.py", [{"product": "Meter"}])
     # the person's own words after "none of these" name it: nothing to confirm either

@@ -152,7 +152,7 @@ def _stem(document: str) -> str:
 def product_key(product: str) -> str:
     """Two spellings of one product are one product ("Acme CLI", "acme-cli"; "Coverage.py" and
     "coverage", as one manual writes its name in one passage and its folder in the next)."""
-    return re.sub(r"[-_\s.]+", "", re.sub(rf"{LANGUAGE_SUFFIX}$", "", product.casefold().strip()))
+    return re.sub(r"[-_\s.]+", "", re.sub(rf"(?<=\w){LANGUAGE_SUFFIX}$", "", product.casefold().strip()))
 
 
 def names_product(text: str, product: str) -> bool:
