@@ -165,7 +165,8 @@ def to_read(units: list, rows: np.ndarray, ranker: SelectorModel, at_most: int |
     """The `at_most` units the ranker prefers before the reader has read them (its other features
     only), in list order: the reader is the costly part of a question over several products, and on
     the tune products the ranker's first of six so kept is the labelled unit about as often as its
-    first of the whole list (67 and 68 of 111 lists)."""
+    first of the whole list (70 and 70 of the 119 tune lists holding a labelled unit, each question
+    left out of the ranker's fit)."""
     if at_most is None or len(units) <= at_most:
         return units, rows
     unread = rows.copy()
