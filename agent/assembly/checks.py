@@ -25,7 +25,7 @@ from agent.assembly.text import (
     said_words,
     spells_out,
 )
-from agent.llm.answers import cited_numbers, ends_dangling
+from agent.llm.answers import cited_numbers, cited_passages, ends_dangling
 from agent.llm.prompts import CITATION_MARKER
 from agent.steps.coherence import cosine
 from agent.steps.grounding import answer_support, content_tokens, passage_words, stem, tokens
@@ -124,7 +124,7 @@ def bare_and_off_question(sentence: str, question: str, passages: list[dict]) ->
     "Jaguar [1]." citing "Jaguar at Le Mans" for "Who won the 2030 FIFA World Cup?" (the 1.5B
     answers what its passages do not hold, and a bare answer's own words are all in its passage)."""
     words = content_tokens(CITATION_MARKER.sub(" ", sentence))
-    cited = [passages[n - 1] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
+    cited = cited_passages(sentence, passages)
     asked = question_words(question)
     if len(words) >= BARE_ANSWER or not cited or not asked:
         return False
@@ -260,7 +260,7 @@ def ends_at_cut(sentence: str, passages: list[dict]) -> bool:
 def other_edition(sentence: str, passages: list[dict], question: str) -> bool:
     """Whether the sentence cites only passages about other years than the question names
     ("Which team was runner-up at NorthHack 2021?" answered from "NorthHack 2022")."""
-    return about_other_years([passages[n - 1] for n in cited_numbers(sentence) if 1 <= n <= len(passages)], question)
+    return about_other_years(cited_passages(sentence, passages), question)
 
 
 def other_edition_reading(item: dict, by_id: dict[str, dict], question: str) -> bool:

@@ -18,7 +18,7 @@ from typing import Sequence
 from agent.assembly.checks import stops_short
 from agent.assembly.units import split_code
 from agent.evaluation.metrics import normalize_answer, remove_citations
-from agent.llm.answers import cited_numbers, ends_dangling
+from agent.llm.answers import cited_passages, ends_dangling
 from agent.retrieval.products import product_identity
 from agent.steps.grounding import answer_support, content_tokens, number_words, passage_words, tokens
 from agent.steps.interpretations import NOT_IN_DOCUMENTS, SUPPORT, sentences
@@ -88,7 +88,7 @@ def ends_as_its_source(sentence: str, passages: list[dict]) -> bool:
     a last word that usually needs more does not make it cut. The answer's checks stay stricter:
     they drop a model sentence ending so, whatever its source."""
     tail = tokens(remove_citations(sentence))[-ENDS_AS_SOURCE:]
-    cited = [passages[n - 1] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
+    cited = cited_passages(sentence, passages)
     return len(tail) == ENDS_AS_SOURCE and any(
         source.rstrip()[-1:] in ".!?" and tokens(source)[-ENDS_AS_SOURCE:] == tail
         for passage in cited for source in sentences(passage.get("text", "")))
@@ -96,7 +96,7 @@ def ends_as_its_source(sentence: str, passages: list[dict]) -> bool:
 
 def cites_unheld(sentence: str, passages: list[dict]) -> bool:
     """Cites passages that do not hold most of its content words."""
-    cited = [passages[n - 1] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
+    cited = cited_passages(sentence, passages)
     if not cited:
         return False
     return answer_support(remove_citations(sentence), " ".join(passage_words(p) for p in cited)) < CITED_HOLDS
@@ -134,7 +134,7 @@ def cited_products(sentence: str, passages: list[dict]) -> set[str]:
     """The products whose manuals the sentence cites (none for records without documents). Two
     sentences citing different products say two answers however alike they read: "For zstd,
     `-t, --test` — Test the integrity of compressed files" and then LZ4's row repeat nothing."""
-    cited = [passages[n - 1] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
+    cited = cited_passages(sentence, passages)
     return {identity for passage in cited if (identity := product_identity(passage))}
 
 

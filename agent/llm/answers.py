@@ -121,6 +121,12 @@ def cited_numbers(text: str) -> set[int]:
     return {int(n) for match in _MARKER.finditer(text or "") for n in match.group(1).split(",")}
 
 
+def cited_passages(text: str, passages: list[dict]) -> list[dict]:
+    """The passages a text's `[n]` markers cite, of `passages` as the answer numbers them (a
+    number past them cites nothing)."""
+    return [passages[n - 1] for n in cited_numbers(text) if 1 <= n <= len(passages)]
+
+
 def is_question(sentence: str) -> bool:
     """Whether the model wrote a question, not a statement."""
     return sentence.rstrip().endswith("?")
