@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from agent.assembly.manual_units import (GUESSED_RANKER_FEATURES, HOW_MARGIN, READ, RANKER_FEATURES, SHORTLIST,
-                                         Scored, _passage_order, how_first,
+                                         RankedUnit, _passage_order, how_first,
                                          document_units, load_unit_ranker, ranked_units, read, shared_words,
                                          shortlist, to_read)
 from agent.assembly.units import says_how
@@ -144,8 +144,8 @@ def test_a_guessed_option_name_short_lists_and_ranks_its_row(long_manual):
 
 
 def test_a_near_tie_goes_to_the_unit_that_says_how():
-    describes, tells = Scored("describes", 0.9, 0.98, False), Scored("tells how", 0.8, 0.98 - HOW_MARGIN / 2, True)
+    describes, tells = RankedUnit("describes", 0.9, 0.98, False), RankedUnit("tells how", 0.8, 0.98 - HOW_MARGIN / 2, True)
     assert how_first([describes, tells])[0] is tells
-    far = Scored("tells how", 0.8, 0.98 - 2 * HOW_MARGIN, True)
+    far = RankedUnit("tells how", 0.8, 0.98 - 2 * HOW_MARGIN, True)
     assert how_first([describes, far])[0] is describes  # the ranker is surer than a near tie
     assert how_first([tells, describes])[0] is tells and how_first([describes]) == [describes]

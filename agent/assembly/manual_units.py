@@ -26,7 +26,6 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
@@ -66,6 +65,7 @@ class RankedUnit:
     candidate: Candidate
     reader: float
     probability: float
+    says_how: bool  # the ranker's row says so; a near tie goes to it (`how_first`)
 
 
 @lru_cache(maxsize=4)
@@ -92,21 +92,13 @@ def ranked_units(question: str, passages: list[dict], context: Context,
         return []
     reader = read(question, units, rows)
     probabilities = ranker.probabilities(rows)
-    ranked = sorted((Scored(*row) for row in zip(units, reader, probabilities, rows[:, HOW_COLUMN] > 0)),
+    ranked = sorted((RankedUnit(unit, p, float(q), bool(how))
+                     for unit, p, q, how in zip(units, reader, probabilities, rows[:, HOW_COLUMN] > 0)),
                     key=lambda unit: -unit.probability)
-    return [RankedUnit(unit.candidate, unit.reader, float(unit.probability)) for unit in how_first(ranked)]
+    return how_first(ranked)
 
 
-class Scored(NamedTuple):
-    """A read unit as `how_first` weighs it."""
-
-    candidate: Candidate
-    reader: float
-    probability: float
-    says_how: bool
-
-
-def how_first(ranked: list[Scored]) -> list[Scored]:
+def how_first(ranked: list[RankedUnit]) -> list[RankedUnit]:
     """`ranked` (the likeliest first) with the likeliest unit that says how moved first where the
     first only describes and the ranker is as sure of it within HOW_MARGIN: a near tie goes to the
     unit that says how, as the manuals answer."""
