@@ -149,22 +149,26 @@ def _stem(document: str) -> str:
     return "" if stem.casefold() in DOCUMENT_KINDS else stem
 
 
+_SEPARATORS = re.compile(r"[-_\s.]+")  # between a name's words: "Acme CLI", "acme-cli", "coverage.py"
+
+
 def product_key(product: str) -> str:
     """Two spellings of one product are one product ("Acme CLI", "acme-cli"; "Coverage.py" and
     "coverage", as one manual writes its name in one passage and its folder in the next)."""
-    return re.sub(r"[-_\s.]+", "", re.sub(rf"(?<=\w){LANGUAGE_SUFFIX}$", "", product.casefold().strip()))
+    return _SEPARATORS.sub("", re.sub(rf"(?<=\w){LANGUAGE_SUFFIX}$", "", product.casefold().strip()))
 
 
 def names_product(text: str, product: str) -> bool:
     """Whether `text` names the product: its words in order, as words ("install Quillpad",
-    "the Acme CLI"), or run together ("acmecli")."""
-    parts = [p for p in re.split(r"[-_\s.]+", product.casefold()) if p]
+    "the Acme CLI"), or run together ("acmecli"), as spelled: its language suffix too (a bare
+    "coverage" is also a word, so it does not name Coverage.py; `product_key` would)."""
+    parts = [p for p in _SEPARATORS.split(product.casefold()) if p]
     if not parts:
         return False
     words = [w.casefold().strip(".") for w in WORD.findall(text)]
     joined = "".join(parts)
     for start in range(len(words)):
-        if words[start:start + len(parts)] == parts or re.sub(r"[-_.]+", "", words[start]) == joined:
+        if words[start:start + len(parts)] == parts or _SEPARATORS.sub("", words[start]) == joined:
             return True
     return False
 
