@@ -132,8 +132,13 @@ def cost(result: dict, seconds: float) -> dict:
 
 
 def settings(args: argparse.Namespace) -> dict:
-    """The run context: the model, the index and, for auto alone, the budget."""
+    """The run context: the model, the index, the `--set` settings and, for auto alone, the budget."""
     given = {"model": args.model, "index_dir": args.index}
+    for item in args.set:
+        key, equals, value = item.partition("=")
+        if not equals or not key:
+            raise SystemExit(f"--set takes KEY=VALUE, not {item!r}")
+        given[key] = value
     if args.method == "auto":
         given["budget"] = args.budget or "fast"
     elif args.budget:
@@ -150,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--method", default="auto", choices=ASKING_METHODS)
     parser.add_argument("--model", default="local")
     parser.add_argument("--budget", choices=["instant", "fast", "thorough"], help="auto's budget (default fast)")
+    parser.add_argument("--kind", choices=["ambiguous", "clear"], help="only the fixture's questions of this kind")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a run setting beside the model, index and budget (e.g. check_units=0); repeatable")
     parser.add_argument("--limit", type=int, help="ask only the first N questions")
     parser.add_argument("--out", default="documents_questions.jsonl")
     parser.add_argument("--rescore", help="score the answers in this file instead of asking")
@@ -157,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.layout:
         layout(Path(args.layout), args.fixture)
         return 0
-    questions = load_questions(args.fixture, args.split)[:args.limit]
+    questions = [q for q in load_questions(args.fixture, args.split)
+                 if args.kind is None or q["ambiguous"] == (args.kind == "ambiguous")][:args.limit]
     rows = []
     if args.rescore:
         stored = {json.loads(line)["question"]: json.loads(line) for line in Path(args.rescore).read_text().splitlines()}

@@ -88,7 +88,9 @@ def unit_rows(items: list[dict], index: str) -> list[dict]:
             if units:
                 read(question["question"], units, features)
                 rows.append({"question": question["id"], "group": group_of(question), "features": features,
-                             "labels": np.array([int(states_any(u.sentence, sense["answers"])) for u in units])})
+                             "labels": np.array([int(states_any(u.sentence, sense["answers"])) for u in units]),
+                             "text": question["question"], "product": passages[0].get("product") or "",
+                             "units": [u.sentence for u in units]})
     return rows
 
 

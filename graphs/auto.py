@@ -18,7 +18,9 @@ that answer make it ambiguous: agent/assembly/products.py) ->
               selector is confident; on the thorough budget an ambiguous question's best
               candidates are judged by the model first, one short request each; with
               `fast=judge` the fast budget judges those the selector is unsure of, after
-              streaming the sure ones) ->
+              streaming the sure ones; over manuals, on the fast and thorough budgets, the model
+              checks each answering product's best units, one 1-token request each, and the best
+              mix of its check and the unit ranker is stated: agent/assembly/unit_check.py) ->
     budget "instant", or "fast" with `fast=judge` and ambiguous:
                        compose_answer (the readings alone, no draft)
     budget "fast", "thorough": synthesize_answer (one call over the top k, vanilla's prompt) ->
@@ -235,8 +237,11 @@ def select_readings_for_budget(state: AutoState, runtime: Runtime[AutoContext]) 
     """select_readings; the thorough budget spends its extra calls on the model's judgment of an
     ambiguous question's best candidates, every one of them (on the tune questions DIVA's
     several calls gave less precise answers than the fast budget's one), and
-    the fast budget with fast=judge on those the selector is unsure of (judge_min to judge_max)."""
+    the fast budget with fast=judge on those the selector is unsure of (judge_min to judge_max).
+    The instant budget calls no model: its units are the ranker's alone (`check_units` 0)."""
     context = runtime.context
+    if context.budget == "instant":  # no model call: the unit ranker alone speaks for each product
+        context = replace(context, check_units=0)
     if context.judges and context.judge_readings == 0:  # thorough judges every one, fast=judge the unsure
         every = {"judge_min": 0.0, "judge_max": 1.0} if context.budget == "thorough" else {}
         context = replace(context, judge_readings=JUDGED, **every)

@@ -87,8 +87,11 @@ def test_the_budget_is_autos_alone():
 
     from bench.documents_questions import settings
 
-    asked = Namespace(model="local", index="idx", method="auto", budget=None)
+    asked = Namespace(model="local", index="idx", method="auto", budget=None, set=[])
     assert settings(asked) == {"model": "local", "index_dir": "idx", "budget": "fast"}
     assert settings(Namespace(**{**vars(asked), "method": "vanilla"})) == {"model": "local", "index_dir": "idx"}
     with pytest.raises(SystemExit):
         settings(Namespace(**{**vars(asked), "method": "vanilla", "budget": "instant"}))
+    assert settings(Namespace(**{**vars(asked), "set": ["check_units=0"]}))["check_units"] == "0"
+    with pytest.raises(SystemExit):
+        settings(Namespace(**{**vars(asked), "set": ["check_units"]}))  # no value: said, not ignored

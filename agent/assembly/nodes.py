@@ -107,11 +107,12 @@ def product_readings(question: str, pool: list[dict], context: Context, ambiguou
     products' best units, the surest first, ranked with the model's guessed option names
     (`guessed`); a clear question over one product's, its best unit, ranked without them (the
     guess picks among products' rows; over one product's manual it drew the ranker to a row the
-    question did not ask for: docs/results/manuals.md); less those already cited (`skip_ids`) or
-    said. None otherwise (the selector's readings).
+    question did not ask for: docs/results/manuals.md), over several products' each checked by
+    the model where `check_units` says (agent/assembly/unit_check.py); less those already cited
+    (`skip_ids`) or said. None otherwise (the selector's readings).
     A unit that reads like another product's is kept: tools that share a vocabulary often answer
     with the same option, and it is each product's answer."""
-    answering = product_answers(question, pool, context, guessed=guessed)
+    answering = product_answers(question, pool, context, guessed=guessed, checked=context.check_units)
     if answering is None and not ambiguous:
         answering = one_product_answer(question, pool, context)
     if answering is None:

@@ -31,8 +31,9 @@ import numpy as np
 
 from agent.assembly.features import Candidate
 from agent.assembly.products import product_groups
-from agent.assembly.manual_units import READ, ranked_units
+from agent.assembly.manual_units import READ, RankedUnit, ranked_units
 from agent.assembly.selector import SelectorModel, load_logistic, logit
+from agent.assembly.unit_check import checked_first
 from agent.context import Context
 from agent.documents.citation import location
 
@@ -66,50 +67,46 @@ class ProductCandidate:
     product: str
     candidate: Candidate
     features: tuple[float, ...]
+    ranked: tuple[RankedUnit, ...]  # the product's units read, the ranker's order (the candidate first)
 
 
 def product_candidates(question: str, pool: list[dict], context: Context,
                        ranker: SelectorModel | None = None, guessed: tuple[str, ...] = ()) -> list[ProductCandidate] | None:
-    """Each product of the pool with its best unit (`best_unit`) and the gate's features, products
-    in the order their first passage ranks; None when the pool documents fewer than two products
-    (it is read as one pool). `guessed`: the option names the model guessed (option_guess.py)."""
+    """Each product of the pool with its units read (the unit ranker's first is its best) and the
+    gate's features, products in the order their first passage ranks; None when the pool documents
+    fewer than two products (it is read as one pool). `guessed`: the option names the model
+    guessed (option_guess.py)."""
     groups = {key: passages for key, passages in product_groups(pool).items() if key}
     if len(groups) < 2:
         return None
     found = []
     for rank, passages in enumerate(groups.values()):
-        best = best_unit(question, passages, context, ranker, guessed=guessed)
-        if best is not None:
-            candidate, reader, ranked = best
-            found.append((passages[0]["product"], candidate, float(logit(reader)), float(logit(ranked)), float(rank == 0)))
+        units = ranked_units(question, passages, context, ranker, READ, guessed)
+        if units:
+            found.append((passages[0]["product"], units, float(logit(units[0].reader)),
+                          float(logit(units[0].probability)), float(rank == 0)))
     surest = max((ranked for *_, ranked, _ in found), default=0.0)  # a product as sure as the surest answers as surely
-    return [ProductCandidate(product, candidate, (reader, ranked, ranked - surest, first))
-            for product, candidate, reader, ranked, first in found]
-
-
-def best_unit(question: str, passages: list[dict], context: Context,
-              ranker: SelectorModel | None = None, read_at_most: int | None = READ, guessed: tuple[str, ...] = ()
-              ) -> tuple[Candidate, float, float] | None:
-    """(the unit that speaks for these passages' documents, the reader's probability of it, the
-    unit ranker's): the ranker's first of the documents' units (agent/assembly/manual_units.py);
-    None when they hold no readable unit."""
-    ranked = ranked_units(question, passages, context, ranker, read_at_most, guessed)
-    return (ranked[0].candidate, ranked[0].reader, ranked[0].probability) if ranked else None
+    return [ProductCandidate(product, units[0].candidate, (reader, ranked, ranked - surest, first), tuple(units))
+            for product, units, reader, ranked, first in found]
 
 
 def product_answers(question: str, pool: list[dict], context: Context, gate: ProductGate | None = None,
-                    floor: float | None = None, guessed: tuple[str, ...] = ()) -> list[tuple[Candidate, float]] | None:
+                    floor: float | None = None, guessed: tuple[str, ...] = (),
+                    checked: int = 0) -> list[tuple[Candidate, float]] | None:
     """The products that answer, each as (its best unit, the gate's probability), the surest
     first: those the gate passes, or with `floor`, those it gives `floor` or more; None when the
     pool documents fewer than two products. With `guessed` option names, the ranker and gate
-    trained with a guess decide."""
+    trained with a guess decide. With `checked`, each answering product's unit is the best mix of
+    the ranker and the model's check of its first `checked` (agent/assembly/unit_check.py); the
+    gate reads the ranker's first, as it was trained."""
     found = product_candidates(question, pool, context, guessed=guessed)
     if found is None:
         return None
     gate = gate or product_gate(bool(guessed))
     floor = gate.threshold if floor is None else floor
     probabilities = gate.probabilities(np.array([f.features for f in found]))
-    kept = [(f.candidate, float(p)) for f, p in zip(found, probabilities) if p >= floor]
+    kept = [(checked_first(question, f.product, list(f.ranked), context, checked, bool(guessed))[0].candidate, float(p))
+            for f, p in zip(found, probabilities) if p >= floor]
     return sorted(kept, key=lambda item: -item[1])
 
 
@@ -138,12 +135,12 @@ ONE_PRODUCT_FLOOR = 0.2
 
 def one_product_answer(question: str, pool: list[dict], context: Context,
                        guessed: tuple[str, ...] = ()) -> list[tuple[Candidate, float]] | None:
-    """A clear question over one product's manuals: its best unit (`best_unit`) when the reader
-    gives it ONE_PRODUCT_FLOOR or more, else nothing; None when the pool is not manuals (records
-    without documents), or documents several products."""
+    """A clear question over one product's manuals: its best unit (the unit ranker's first) when
+    the reader gives it ONE_PRODUCT_FLOOR or more, else nothing; None when the pool is not manuals
+    (records without documents), or documents several products."""
     if not pool or not all(location(p).get("document") for p in pool):
         return None
     if len([key for key in product_groups(pool) if key]) >= 2:
         return None
-    best = best_unit(question, pool, context, read_at_most=None, guessed=guessed)  # no other product: all is read
-    return [(best[0], best[1])] if best is not None and best[1] >= ONE_PRODUCT_FLOOR else []
+    ranked = ranked_units(question, pool, context, read_at_most=None, guessed=guessed)  # no other product: all is read
+    return [(ranked[0].candidate, ranked[0].reader)] if ranked and ranked[0].reader >= ONE_PRODUCT_FLOOR else []

@@ -1,0 +1,61 @@
+"""The model's check of which unit speaks for a product, on budgets that call it.
+
+The unit ranker reads words and MiniLM vectors, and misses a question that says it otherwise:
+"keep the original file" for xz's "`-k, --keep` — Don't delete the input files", "not corrupted"
+for "`-t, --test` — Test the integrity of compressed files". The model reads the line. Each of a
+product's best `check_units` units (by the ranker) gets one request, prompts/check_unit.md, with
+one completion token; its P(yes) (judge.yes_probability) is mixed with the ranker's score in logit
+space, a weight (CHECK_WEIGHT, GUESSED_CHECK_WEIGHT) to the ranker's 1, and the best mix speaks for the product. A check that fails
+or holds no yes/no leaves that unit's ranker score as it is. The gate still reads the ranker's
+first unit, as it was trained.
+
+The weights and the four units checked (`check_units`): on the manuals' tune products, each question
+left out of the ranker's fit, the ranker that reads the model's guessed option names (as the fast
+budget ranks) puts a labelled unit first in 79 of the 123 short lists that hold one, the mix of its
+best four in 87 (six: 88); the ranker without a guess 70 of 119, the mix 85
+(bench/fit_unit_check.py; docs/results/manuals.md).
+"""
+
+from __future__ import annotations
+
+from agent.assembly.judge import TOP_LOGPROBS, yes_probability
+from agent.assembly.manual_units import RankedUnit
+from agent.assembly.selector import logit
+from agent.context import Context
+from agent.llm.calls import call_model
+from agent.llm.prompts import as_data, render
+
+# the model's logit against the ranker's, fitted for each ranker on the tune lists (bench/fit_unit_check.py):
+# the ranker that reads the model's guessed option names is surer of its first, and needs less of the check
+CHECK_WEIGHT = 4.0
+GUESSED_CHECK_WEIGHT = 2.0
+UNIT_CHARS = 300  # of a unit shown: an option's row or a lead-in with the start of its command
+
+
+def unit_yes(question: str, product: str, unit: str, context: Context) -> float | None:
+    """The model's P(yes) that `unit` tells how to do what `question` asks of `product`; None when
+    the request fails or its reply holds no yes/no."""
+    messages = render("check_unit", question=as_data(question), product=as_data(product or "the product"),
+                      unit=as_data(unit)[:UNIT_CHARS])
+    reply = call_model(context, messages, bind={"logprobs": True, "top_logprobs": TOP_LOGPROBS}, max_tokens=1)
+    return yes_probability(reply)
+
+
+def checked_score(ranked: RankedUnit, yes: float | None, weight: float = CHECK_WEIGHT) -> float:
+    """The ranker's score (the logit of its probability) plus `weight` times the model's logit."""
+    score = float(logit(ranked.probability))
+    return score if yes is None else score + weight * float(logit(yes))
+
+
+def checked_first(question: str, product: str, ranked: list[RankedUnit], context: Context, checked: int,
+                  guessed: bool = False) -> list[RankedUnit]:
+    """`ranked` (the ranker's order) with the best mix of its first `checked` units first;
+    `guessed`: the ranker read the model's guessed option names (its own weight)."""
+    if checked <= 0 or len(ranked) < 2:
+        return ranked
+    head = ranked[:checked]
+    weight = GUESSED_CHECK_WEIGHT if guessed else CHECK_WEIGHT
+    scores = [checked_score(unit, unit_yes(question, product, unit.candidate.sentence, context), weight)
+              for unit in head]
+    best = head[max(range(len(head)), key=lambda i: scores[i])]
+    return [best] + [unit for unit in ranked if unit is not best]
