@@ -4,16 +4,16 @@ The unit ranker reads words and MiniLM vectors, and misses a question that says 
 "keep the original file" for xz's "`-k, --keep` — Don't delete the input files", "not corrupted"
 for "`-t, --test` — Test the integrity of compressed files". The model reads the line. Each of a
 product's best `check_units` units (by the ranker) gets one request, prompts/check_unit.md, with
-one completion token; its P(yes) (judge.yes_probability) is mixed with the ranker's score in logit
-space, a weight (CHECK_WEIGHT, GUESSED_CHECK_WEIGHT) to the ranker's 1, and the best mix speaks for the product. A check that fails
-or holds no yes/no leaves that unit's ranker score as it is. The gate still reads the ranker's
-first unit, as it was trained.
+one completion token; its P(yes) (judge.yes_probability) is mixed with the ranker's score in
+logit space, a weight (CHECK_WEIGHT, GUESSED_CHECK_WEIGHT) to the ranker's 1, and the best mix
+speaks for the product. A check that times out or holds no yes/no leaves that unit's ranker score
+as it is. The gate still reads the ranker's first unit, as it was trained.
 
-The weights and the four units checked (`check_units`): on the manuals' tune products, each question
-left out of the ranker's fit, the ranker that reads the model's guessed option names (as the fast
-budget ranks) puts a labelled unit first in 79 of the 123 short lists that hold one, the mix of its
-best four in 87 (six: 88); the ranker without a guess 70 of 119, the mix 85
-(bench/fit_unit_check.py; docs/results/manuals.md).
+The weights and the four units checked (`check_units`): on the manuals' tune products, each
+question left out of the ranker's fit, the ranker that reads the model's guessed option names (as
+the fast budget ranks) puts a labelled unit first in 79 of the 123 short lists that hold one, the
+mix of its best four in 87 (six: 88); the ranker without a guess 70 of 119, the mix 85 (the line
+shown under a longer instruction). bench/fit_unit_check.py; docs/results/manuals.md.
 """
 
 from __future__ import annotations
