@@ -22,6 +22,7 @@ from agent.retrieval.products import names_product, product_folder, product_of, 
 from agent.retrieval.retriever import get_retriever
 from tests.document_files import index_of
 from tests.scripted import SYNTHESIS_MARKER
+from tests.test_unit_check import CHECK_MARKER
 
 # (folder, title, name as the manual writes it, install command, what it is, where its settings are,
 #  what its install sentence calls it)
@@ -150,7 +151,8 @@ def test_the_fast_budget_writes_no_line_for_a_product_its_reading_answers(script
     result = api.ask("How do I install it?", "auto", context(manuals_index))
     assert result["route"] == ["retrieve_for_gate", "guess_option_names", "assess_ambiguity", "select_readings",
                                "compose_answer"]  # each product the gate passes has its reading: nothing left to write
-    assert result["usage"]["llm_calls"] == 1 and not [c for c in scripted.calls if LINES_MARKER in c["text"]]
+    checks = [c for c in scripted.calls if CHECK_MARKER in c["text"]]  # each product's units (tests/test_unit_check.py)
+    assert result["usage"]["llm_calls"] == 1 + len(checks) and not [c for c in scripted.calls if LINES_MARKER in c["text"]]
     products = result["decision"]["auto"]["signals"]["products"]
     readings = result["decision"]["auto"]["assembly"]["readings"]
     assert len(products) >= 2 and sorted(r["sense"] for r in readings) == sorted(products)
@@ -177,7 +179,8 @@ def test_the_fast_budget_writes_a_line_per_unread_product_and_keeps_those_their_
     result = api.ask("How do I install it?", "auto", context(manuals_index, guess_options=False))
     assert result["route"] == ["retrieve_for_gate", "assess_ambiguity", "select_readings",
                                "write_product_lines", "compose_answer"]
-    assert result["usage"]["llm_calls"] == 1 and not [c for c in scripted.calls if SYNTHESIS_MARKER in c["text"]]
+    checks = [c for c in scripted.calls if CHECK_MARKER in c["text"]]
+    assert result["usage"]["llm_calls"] == 1 + len(checks) and not [c for c in scripted.calls if SYNTHESIS_MARKER in c["text"]]
     (prompt,) = [c["text"] for c in scripted.calls if LINES_MARKER in c["text"]]
     assert all(f"{name}:\n[" in prompt for name in COMMANDS)  # each product's passages under its name
     dropped = result["decision"]["auto"]["assembly"]["dropped"]
