@@ -105,7 +105,7 @@ def product_answers(question: str, pool: list[dict], context: Context, gate: Pro
     gate = gate or product_gate(bool(guessed))
     floor = gate.threshold if floor is None else floor
     probabilities = gate.probabilities(np.array([f.features for f in found]))
-    kept = [(checked_first(question, f.product, list(f.ranked), context, checked, bool(guessed))[0].candidate, float(p))
+    kept = [(checked_first(question, f.product, list(f.ranked), context, checked)[0].candidate, float(p))
             for f, p in zip(found, probabilities) if p >= floor]
     return sorted(kept, key=lambda item: -item[1])
 

@@ -5,15 +5,14 @@ The unit ranker reads words and MiniLM vectors, and misses a question that says 
 for "`-t, --test` — Test the integrity of compressed files". The model reads the line. Each of a
 product's best `check_units` units (by the ranker) gets one request, prompts/check_unit.md, with
 one completion token; its P(yes) (judge.yes_probability) is mixed with the ranker's score in
-logit space, a weight (CHECK_WEIGHT, GUESSED_CHECK_WEIGHT) to the ranker's 1, and the best mix
-speaks for the product. A check that times out or holds no yes/no leaves that unit's ranker score
+logit space, CHECK_WEIGHT to the ranker's 1, and the best mix speaks for the product. A check that times out or holds no yes/no leaves that unit's ranker score
 as it is. The gate still reads the ranker's first unit, as it was trained.
 
-The weights and the four units checked (`check_units`): on the manuals' tune products, each
+The weight and the four units checked (`check_units`): on the manuals' tune products, each
 question left out of the ranker's fit, the ranker that reads the model's guessed option names (as
 the fast budget ranks) puts a labelled unit first in 79 of the 123 short lists that hold one, the
-mix of its best four in 87 (six: 88); the ranker without a guess 70 of 119, the mix 85 (the line
-shown under a longer instruction). bench/fit_unit_check.py; docs/results/manuals.md.
+mix of its best four in 87 (six: 88); the ranker without a guess 70 of 119, the mix 78
+(bench/fit_unit_check.py; docs/results/manuals.md).
 """
 
 from __future__ import annotations
@@ -25,10 +24,9 @@ from agent.context import Context
 from agent.llm.calls import call_model
 from agent.llm.prompts import as_data, render
 
-# the model's logit against the ranker's, fitted for each ranker on the tune lists (bench/fit_unit_check.py):
-# the ranker that reads the model's guessed option names is surer of its first, and needs less of the check
-CHECK_WEIGHT = 4.0
-GUESSED_CHECK_WEIGHT = 2.0
+# the model's logit against the ranker's, fitted on the tune lists (bench/fit_unit_check.py): the best
+# weight with four units checked for the ranker that reads the guessed option names and for the one without
+CHECK_WEIGHT = 2.0
 UNIT_CHARS = 300  # of a unit shown: an option's row or a lead-in with the start of its command
 
 
@@ -41,21 +39,18 @@ def unit_yes(question: str, product: str, unit: str, context: Context) -> float 
     return yes_probability(reply)
 
 
-def checked_score(ranked: RankedUnit, yes: float | None, weight: float = CHECK_WEIGHT) -> float:
-    """The ranker's score (the logit of its probability) plus `weight` times the model's logit."""
+def checked_score(ranked: RankedUnit, yes: float | None) -> float:
+    """The ranker's score (the logit of its probability) plus CHECK_WEIGHT times the model's logit."""
     score = float(logit(ranked.probability))
-    return score if yes is None else score + weight * float(logit(yes))
+    return score if yes is None else score + CHECK_WEIGHT * float(logit(yes))
 
 
-def checked_first(question: str, product: str, ranked: list[RankedUnit], context: Context, checked: int,
-                  guessed: bool = False) -> list[RankedUnit]:
-    """`ranked` (the ranker's order) with the best mix of its first `checked` units first;
-    `guessed`: the ranker read the model's guessed option names (its own weight)."""
+def checked_first(question: str, product: str, ranked: list[RankedUnit], context: Context, checked: int
+                  ) -> list[RankedUnit]:
+    """`ranked` (the ranker's order) with the best mix of its first `checked` units first."""
     if checked <= 0 or len(ranked) < 2:
         return ranked
     head = ranked[:checked]
-    weight = GUESSED_CHECK_WEIGHT if guessed else CHECK_WEIGHT
-    scores = [checked_score(unit, unit_yes(question, product, unit.candidate.sentence, context), weight)
-              for unit in head]
+    scores = [checked_score(unit, unit_yes(question, product, unit.candidate.sentence, context)) for unit in head]
     best = head[max(range(len(head)), key=lambda i: scores[i])]
     return [best] + [unit for unit in ranked if unit is not best]
