@@ -10,8 +10,8 @@ labelled product of each tune question's pool, its short list (bench/train_produ
 ranks): a ranker fitted without the question and its rewordings keeps the six units the app
 reads, the model checks each (one 1-token request), and for each number of units checked and
 each weight the table counts the lists whose best mix is a labelled unit; a second table does the
-same with the ranker fitted on every list, as the shipped one is: on the tune split it has seen
-these lists, so the app's tune answers are not a fair test of the check.
+same with the ranker fitted on every list, as the shipped one is (it has seen these lists, so on
+the tune split it may be surer of its first unit than on products it never saw).
 """
 
 from __future__ import annotations

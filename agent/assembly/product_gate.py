@@ -62,12 +62,16 @@ def product_gate(guessed: bool) -> ProductGate:
 
 @dataclass(frozen=True)
 class ProductCandidate:
-    """A product's best unit and what the gate reads about the product."""
+    """A product's units read and what the gate reads about the product."""
 
     product: str
-    candidate: Candidate
     features: tuple[float, ...]
-    ranked: tuple[RankedUnit, ...]  # the product's units read, the ranker's order (the candidate first)
+    ranked: tuple[RankedUnit, ...]  # the product's units read, the ranker's order
+
+    @property
+    def candidate(self) -> Candidate:
+        """The product's best unit by the ranker: the one the gate's features read."""
+        return self.ranked[0].candidate
 
 
 def product_candidates(question: str, pool: list[dict], context: Context,
@@ -86,7 +90,7 @@ def product_candidates(question: str, pool: list[dict], context: Context,
             found.append((passages[0]["product"], units, float(logit(units[0].reader)),
                           float(logit(units[0].probability)), float(rank == 0)))
     surest = max((ranked for *_, ranked, _ in found), default=0.0)  # a product as sure as the surest answers as surely
-    return [ProductCandidate(product, units[0].candidate, (reader, ranked, ranked - surest, first), tuple(units))
+    return [ProductCandidate(product, (reader, ranked, ranked - surest, first), tuple(units))
             for product, units, reader, ranked, first in found]
 
 
@@ -105,7 +109,7 @@ def product_answers(question: str, pool: list[dict], context: Context, gate: Pro
     gate = gate or product_gate(bool(guessed))
     floor = gate.threshold if floor is None else floor
     probabilities = gate.probabilities(np.array([f.features for f in found]))
-    kept = [(checked_first(question, f.product, list(f.ranked), context, checked)[0].candidate, float(p))
+    kept = [(checked_first(question, f.product, f.ranked, context, checked)[0].candidate, float(p))
             for f, p in zip(found, probabilities) if p >= floor]
     return sorted(kept, key=lambda item: -item[1])
 

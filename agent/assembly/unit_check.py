@@ -5,8 +5,9 @@ The unit ranker reads words and MiniLM vectors, and misses a question that says 
 for "`-t, --test` — Test the integrity of compressed files". The model reads the line. Each of a
 product's best `check_units` units (by the ranker) gets one request, prompts/check_unit.md, with
 one completion token; its P(yes) (judge.yes_probability) is mixed with the ranker's score in
-logit space, CHECK_WEIGHT to the ranker's 1, and the best mix speaks for the product. A check that times out or holds no yes/no leaves that unit's ranker score
-as it is. The gate still reads the ranker's first unit, as it was trained.
+logit space, CHECK_WEIGHT to the ranker's 1, and the best mix speaks for the product. A check
+that times out or holds no yes/no leaves that unit's ranker score as it is. The gate still reads
+the ranker's first unit, as it was trained.
 
 The weight and the four units checked (`check_units`): on the manuals' tune products, each
 question left out of the ranker's fit, the ranker that reads the model's guessed option names (as
@@ -16,6 +17,8 @@ mix of its best four in 87 (six: 88); the ranker without a guess 70 of 119, the 
 """
 
 from __future__ import annotations
+
+from typing import Sequence
 
 from agent.assembly.judge import TOP_LOGPROBS, yes_probability
 from agent.assembly.manual_units import RankedUnit
@@ -45,11 +48,11 @@ def checked_score(ranked: RankedUnit, yes: float | None) -> float:
     return score if yes is None else score + CHECK_WEIGHT * float(logit(yes))
 
 
-def checked_first(question: str, product: str, ranked: list[RankedUnit], context: Context, checked: int
+def checked_first(question: str, product: str, ranked: Sequence[RankedUnit], context: Context, checked: int
                   ) -> list[RankedUnit]:
     """`ranked` (the ranker's order) with the best mix of its first `checked` units first."""
     if checked <= 0 or len(ranked) < 2:
-        return ranked
+        return list(ranked)
     head = ranked[:checked]
     scores = [checked_score(unit, unit_yes(question, product, unit.candidate.sentence, context)) for unit in head]
     best = head[max(range(len(head)), key=lambda i: scores[i])]
