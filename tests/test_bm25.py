@@ -55,3 +55,38 @@ def test_save_and_load_round_trip(tmp_path):
 
 def test_tokenize_lowercases_and_splits_on_non_word_characters():
     assert tokenize("Hewlett-Packard's HP, 1939!") == ["hewlett", "packard", "s", "hp", "1939"]
+
+
+def test_saved_arrays_are_read_one_thread_at_a_time(tmp_path):
+    """numpy parses array headers with Python's AST builder, which CPython 3.11 does not keep
+    apart per thread: two searches reading the index at once can fail with a SystemError."""
+    import threading
+    import time
+
+    from agent.retrieval.arrays import open_npz
+
+    path = tmp_path / "saved.npz"
+    np.savez(path, version=np.int64(7))
+    inside, release, reads = threading.Event(), threading.Event(), []
+
+    def hold():
+        with open_npz(path) as data:
+            inside.set()
+            release.wait(10)
+            reads.append(("first", int(data["version"])))
+
+    def follow():
+        inside.wait(10)
+        with open_npz(path) as data:
+            reads.append(("second", int(data["version"])))
+
+    threads = [threading.Thread(target=hold), threading.Thread(target=follow)]
+    for thread in threads:
+        thread.start()
+    inside.wait(10)
+    time.sleep(0.3)
+    assert reads == []  # the second reader waits while the first holds the file
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert reads == [("first", 7), ("second", 7)]

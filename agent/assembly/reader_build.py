@@ -25,6 +25,7 @@ import numpy as np
 
 from agent.assembly.reader_inputs import (DELTA_PATH, INPUTS, ReaderUnavailableError, encode_pairs, pair_tokenizer,
                                           reader_onnx_path)
+from agent.retrieval.arrays import open_npz
 from agent.retrieval.onnx_minilm import model_dir
 
 TARGETS = ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense",
@@ -125,7 +126,7 @@ def round_to_shipped(net) -> None:
 def merged_net(delta_path: Path = DELTA_PATH):
     """The packaged BERT with the shipped delta merged in (plain linears), for export."""
     torch, _, ReaderNet = torch_modules()
-    with np.load(delta_path) as data:
+    with open_npz(delta_path) as data:
         config = json.loads(str(data["config"]))
         delta = {name: data[name].astype(np.float32) for name in data.files if name.startswith(("bert.", "head."))}
     net = ReaderNet(packaged_bert()).eval()
@@ -195,7 +196,7 @@ def _export_and_check(delta_path: Path, path: Path) -> float:
         warnings.simplefilter("ignore")
         torch.onnx.export(net, arrays, str(path), input_names=list(INPUTS), output_names=["logit"],
                           dynamic_axes=axes, opset_version=17, dynamo=False)
-    with np.load(delta_path) as data:
+    with open_npz(delta_path) as data:
         questions, texts, expected = list(data["check_questions"]), list(data["check_texts"]), data["check_scores"]
     session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     logits = session.run(None, encode_pairs(tokenizer, list(zip(questions, texts))))[0].reshape(-1)

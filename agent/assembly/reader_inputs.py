@@ -12,6 +12,7 @@ import numpy as np
 
 from agent.context import cache_dir
 from agent.errors import ModelUnavailableError
+from agent.retrieval.arrays import open_npz
 
 DELTA_PATH = Path(__file__).resolve().parents[1] / "data" / "reader_delta.npz"
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -32,7 +33,7 @@ def reader_config(delta_path: str = str(DELTA_PATH)) -> dict:
     path = Path(delta_path)
     if not path.is_file():
         raise ReaderUnavailableError(f"the reader's weights are missing ({path.name}); reinstall the package")
-    with np.load(path) as data:
+    with open_npz(path) as data:
         return json.loads(str(data["config"]))
 
 

@@ -21,6 +21,7 @@ from agent.assembly.features import FEATURES, Candidate, candidates, feature_row
 from agent.assembly.text import markup_residue, table_residue
 from agent.assembly.units import asks_how, is_code_unit, says_how, unit_prose
 from agent.context import Context
+from agent.retrieval.arrays import open_npz
 from agent.retrieval.products import product_title
 from agent.retrieval.retriever import get_retriever, passage_vectors, sentence_vectors
 from agent.steps.grounding import content_tokens, number_words
@@ -82,7 +83,7 @@ def _load_selector(path: str) -> SelectorModel:
 def load_logistic(path: str, features: tuple[str, ...], what: str, trainer: str, kind: type = SelectorModel):
     """A logistic model `SelectorModel.save` wrote, as `kind`; its feature list must be `features`
     (this code's), or the weights would be read against the wrong columns."""
-    with np.load(path) as data:
+    with open_npz(path) as data:
         if tuple(str(f) for f in data["features"]) != features:
             raise ValueError(f"{what} {path} was trained on other features; retrain with {trainer}")
         return kind(coef=data["coef"], intercept=float(data["intercept"]), mean=data["mean"],
@@ -148,7 +149,7 @@ def load_mix(path: str = str(MIX_PATH)) -> ReaderMix:
     if not Path(path).is_file():
         from agent.assembly.reader import reader_threshold
         return ReaderMix(0.0, 1.0, 0.0, reader_threshold())
-    with np.load(path) as data:
+    with open_npz(path) as data:
         return ReaderMix(*(float(data[name]) for name in ("selector_weight", "reader_weight", "intercept", "threshold")))
 
 

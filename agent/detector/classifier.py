@@ -26,6 +26,7 @@ from agent.detector.features import (
     referential_count,
 )
 from agent.errors import InputError
+from agent.retrieval.arrays import open_npz
 
 AMBIGUOUS, CLEAR = "ambiguous", "clear"
 LABELS = (CLEAR, AMBIGUOUS)
@@ -141,7 +142,7 @@ class AmbiguityDetector:
         if not path.is_file():
             raise InputError(f"no detector model at {path}; train one with `disambig train-detector`")
         try:
-            with np.load(path, allow_pickle=False) as data:
+            with open_npz(path, allow_pickle=False) as data:
                 header = json.loads(str(data["header"]))
                 arrays = {name: data[name] for name in ("weights", "bias", "center", "scale")}
         except (OSError, KeyError, ValueError) as error:

@@ -15,6 +15,8 @@ from collections import Counter
 import numpy as np
 from scipy import sparse
 
+from agent.retrieval.arrays import open_npz
+
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
@@ -116,7 +118,7 @@ class BM25Index:
 
     @classmethod
     def load(cls, path: str) -> "BM25Index":
-        with np.load(path, allow_pickle=False) as stored:
+        with open_npz(path, allow_pickle=False) as stored:
             meta = json.loads(stored["meta"].tobytes().decode())
             weights = sparse.csc_matrix(
                 (stored["data"], stored["indices"], stored["indptr"]), shape=tuple(stored["shape"])
@@ -131,7 +133,7 @@ class BM25Index:
     def stored_version(path: str) -> int | None:
         """The version a saved matrix was built from, read without loading it (None: unknown)."""
         try:
-            with np.load(path, allow_pickle=False) as stored:
+            with open_npz(path, allow_pickle=False) as stored:
                 version = int(stored["version"]) if "version" in stored.files else -1
         except (OSError, ValueError):
             return None
