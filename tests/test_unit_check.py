@@ -77,3 +77,24 @@ def test_on_the_fast_budget_each_products_reading_is_the_row_the_model_checks_ye
     assert 2 <= len(checks(scripted)) <= 8  # at most four units of each answering product
     off = api.ask(QUESTION, "auto", {**settings, "budget": "fast", "check_units": 0})
     assert "--keep-source" in off["answer"] and "--keep" in off["answer"]
+
+
+@pytest.fixture(scope="module")
+def one_manual(tmp_path_factory) -> str:
+    folder, *fields = MANUALS[0]
+    return index_of({f"{folder}/README.md": manual(*fields)},
+                    tmp_path_factory.mktemp("one-manual"), tmp_path_factory.mktemp("one-manual-index"))
+
+
+def test_over_one_products_manual_the_answer_is_the_row_the_model_checks_yes(scripted, one_manual):
+    """A clear question over one product's manual (and the answer once a person has named the
+    product) is checked as each product's is over several."""
+    settings = {"model": "scripted", "index_dir": one_manual, "guess_options": False}
+    instant = api.ask(QUESTION, "auto", {**settings, "budget": "instant"})
+    assert not scripted.calls and "--keep" in instant["answer"]
+    scripted.rules.append((CHECK_MARKER, says_yes_to("--verbose")))
+    fast = api.ask(QUESTION, "auto", {**settings, "budget": "fast"})
+    assert "--verbose" in fast["answer"] and "--keep" not in fast["answer"]
+    assert 2 <= len(checks(scripted)) <= 4 and all("Question about Zipfrog" in c["text"] for c in checks(scripted))
+    off = api.ask(QUESTION, "auto", {**settings, "budget": "fast", "check_units": 0})
+    assert "--keep" in off["answer"] and "--verbose" not in off["answer"]

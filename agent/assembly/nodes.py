@@ -82,7 +82,7 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
                         prefer=how_preference(question))
         if not chosen and last_resort and asked_product_only(question, pool):
             # the question named the product: its best unit, as a clear question's, before "the documents do not answer"
-            chosen = one_product_answer(question, pool, context) or []
+            chosen = one_product_answer(question, pool, context, checked=context.check_units) or []
     readings, passages = stated_readings(question, chosen, top, ambiguous, verdicts)
     # as the user reads them, with each sense named, two readings can say one fact again
     # ("For John Derek, he also appeared as Joshua in The Ten Commandments (1956)" after the
@@ -107,14 +107,14 @@ def product_readings(question: str, pool: list[dict], context: Context, ambiguou
     products' best units, the surest first, ranked with the model's guessed option names
     (`guessed`); a clear question over one product's, its best unit, ranked without them (the
     guess picks among products' rows; over one product's manual it drew the ranker to a row the
-    question did not ask for: docs/results/manuals.md), over several products' each checked by
-    the model where `check_units` says (agent/assembly/unit_check.py); less those already cited
+    question did not ask for: docs/results/manuals.md), each checked by the model where
+    `check_units` says (agent/assembly/unit_check.py); less those already cited
     (`skip_ids`) or said. None otherwise (the selector's readings).
     A unit that reads like another product's is kept: tools that share a vocabulary often answer
     with the same option, and it is each product's answer."""
     answering = product_answers(question, pool, context, guessed=guessed, checked=context.check_units)
     if answering is None and not ambiguous:
-        answering = one_product_answer(question, pool, context)
+        answering = one_product_answer(question, pool, context, checked=context.check_units)
     if answering is None:
         return None
     stated = [said_words(s) for s in said]

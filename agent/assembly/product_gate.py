@@ -36,6 +36,7 @@ from agent.assembly.selector import SelectorModel, load_logistic, logit
 from agent.assembly.unit_check import checked_first
 from agent.context import Context
 from agent.documents.citation import location
+from agent.retrieval.products import product_of
 
 MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "product_gate.npz"
 GUESSED_MODEL_PATH = MODEL_PATH.with_name("product_gate_guessed.npz")  # over the ranker that reads a guess
@@ -138,13 +139,19 @@ ONE_PRODUCT_FLOOR = 0.2
 
 
 def one_product_answer(question: str, pool: list[dict], context: Context,
-                       guessed: tuple[str, ...] = ()) -> list[tuple[Candidate, float]] | None:
-    """A clear question over one product's manuals: its best unit (the unit ranker's first) when
-    the reader gives it ONE_PRODUCT_FLOOR or more, else nothing; None when the pool is not manuals
-    (records without documents), or documents several products."""
+                       guessed: tuple[str, ...] = (), checked: int = 0) -> list[tuple[Candidate, float]] | None:
+    """A clear question over one product's manuals: its best unit when the reader gives the unit
+    ranker's first ONE_PRODUCT_FLOOR or more, else nothing; None when the pool is not manuals
+    (records without documents), or documents several products. With `checked`, the best unit is
+    the best mix of the ranker and the model's check of its first `checked`, as over several
+    products' (product_answers); the floor reads the ranker's first, as it was fitted."""
     if not pool or not all(location(p).get("document") for p in pool):
         return None
     if len([key for key in product_groups(pool) if key]) >= 2:
         return None
     ranked = ranked_units(question, pool, context, read_at_most=None, guessed=guessed)  # no other product: all is read
-    return [(ranked[0].candidate, ranked[0].reader)] if ranked and ranked[0].reader >= ONE_PRODUCT_FLOOR else []
+    if not ranked or ranked[0].reader < ONE_PRODUCT_FLOOR:
+        return []
+    product = next(filter(None, (p.get("product") or product_of(p) for p in pool)), "")  # a one-product pool drops its tags
+    best = checked_first(question, product, ranked, context, checked)[0]
+    return [(best.candidate, ranked[0].reader)]

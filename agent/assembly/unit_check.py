@@ -6,8 +6,8 @@ for "`-t, --test` — Test the integrity of compressed files". The model reads t
 product's best `check_units` units (by the ranker) gets one request, prompts/check_unit.md, with
 one completion token; its P(yes) (judge.yes_probability) is mixed with the ranker's score in
 logit space, CHECK_WEIGHT to the ranker's 1, and the best mix speaks for the product. A check
-that times out or holds no yes/no leaves that unit's ranker score as it is. The gate still reads
-the ranker's first unit, as it was trained.
+that times out or holds no yes/no leaves that unit's ranker score as it is. The gate (over one
+product's manuals, the reader's floor) still reads the ranker's first unit, as it was fitted.
 
 The weight and the four units checked (`check_units`): on the manuals' tune products, each
 question left out of the ranker's fit, the ranker that reads the model's guessed option names (as
