@@ -82,7 +82,7 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
                         prefer=how_preference(question))
         if not chosen and last_resort and asked_product_only(question, pool):
             # the question named the product: its best unit, as a clear question's, before "the documents do not answer"
-            chosen = one_product_answer(question, pool, context, checked=context.check_units) or []
+            chosen = one_product_answer(question, pool, context) or []
     readings, passages = stated_readings(question, chosen, top, ambiguous, verdicts)
     # as the user reads them, with each sense named, two readings can say one fact again
     # ("For John Derek, he also appeared as Joshua in The Ten Commandments (1956)" after the
@@ -114,7 +114,7 @@ def product_readings(question: str, pool: list[dict], context: Context, ambiguou
     with the same option, and it is each product's answer."""
     answering = product_answers(question, pool, context, guessed=guessed, checked=context.check_units)
     if answering is None and not ambiguous:
-        answering = one_product_answer(question, pool, context, checked=context.check_units)
+        answering = one_product_answer(question, pool, context)
     if answering is None:
         return None
     stated = [said_words(s) for s in said]

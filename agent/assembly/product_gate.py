@@ -139,12 +139,12 @@ ONE_PRODUCT_FLOOR = 0.2
 
 
 def one_product_answer(question: str, pool: list[dict], context: Context,
-                       guessed: tuple[str, ...] = (), checked: int = 0) -> list[tuple[Candidate, float]] | None:
+                       guessed: tuple[str, ...] = ()) -> list[tuple[Candidate, float]] | None:
     """A clear question over one product's manuals: its best unit when the reader gives the unit
     ranker's first ONE_PRODUCT_FLOOR or more, else nothing; None when the pool is not manuals
-    (records without documents), or documents several products. With `checked`, the best unit is
-    the best mix of the ranker and the model's check of its first `checked`, as over several
-    products' (product_answers); the floor reads the ranker's first, as it was fitted."""
+    (records without documents), or documents several products. The best unit is the best mix of
+    the ranker and the model's check of its first `context.check_units`, as over several products'
+    (product_answers); the floor reads the ranker's first, as it was fitted."""
     if not pool or not all(location(p).get("document") for p in pool):
         return None
     if len([key for key in product_groups(pool) if key]) >= 2:
@@ -153,5 +153,5 @@ def one_product_answer(question: str, pool: list[dict], context: Context,
     if not ranked or ranked[0].reader < ONE_PRODUCT_FLOOR:
         return []
     product = next(filter(None, (p.get("product") or product_of(p) for p in pool)), "")  # a one-product pool drops its tags
-    best = checked_first(question, product, ranked, context, checked)[0]
+    best = checked_first(question, product, ranked, context, context.check_units)[0]
     return [(best.candidate, ranked[0].reader)]
