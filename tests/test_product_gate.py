@@ -120,3 +120,38 @@ def test_two_products_answering_with_the_same_option_are_each_stated(scripted, t
     assert sorted(r["sense"] for r in readings) == ["Squashly", "Zipfrog"]
     assert result["answer"].count("--keep") == 2
     assert "For Zipfrog, " in result["answer"] and "For Squashly, " in result["answer"]
+
+
+def test_with_a_guess_the_checked_gate_decides_on_the_units_the_model_checks(scripted, option_manuals, monkeypatch):
+    """The first gate passes neither product here; the checked gate reads the checked unit's score,
+    so the product whose row the model says yes to answers with that row, the other is offered
+    with its checked unit, and each unit is asked about once."""
+    from agent.assembly import product_gate as module
+    from tests.test_unit_check import CHECK_MARKER, says_yes_to
+
+    context = Context(index_dir=option_manuals, model="scripted")
+    pool = document_pool(get_retriever(context), QUESTION, "hybrid", 15, 20, context.document_quota)
+    unsure = ProductGate(coef=np.zeros(len(FEATURES)), intercept=0.0, mean=np.zeros(len(FEATURES)),
+                         scale=np.ones(len(FEATURES)), threshold=0.9)  # 0.5 for each: checked, never passed
+    checked_logit = module.CHECKED_FEATURES.index("checked_logit")
+    coef = np.zeros(len(module.CHECKED_FEATURES))
+    coef[checked_logit] = 1.0
+    second = ProductGate(coef=coef, intercept=0.0, mean=np.zeros(len(coef)), scale=np.ones(len(coef)), threshold=0.9)
+    monkeypatch.setattr(module, "load_checked_gate", lambda: second)
+    scripted.rules.append((CHECK_MARKER, says_yes_to("--keep-source")))
+    choice = module.choose_products(QUESTION, pool, context, unsure, guessed=("--keep",), checked=4)
+    assert choice.checked
+    assert [c.passage["product"] for c, _ in choice.answering] == ["Squashly"]
+    assert "--keep-source" in choice.answering[0][0].sentence
+    assert [c.passage["product"] for c, _ in choice.offered] == ["Zipfrog"]
+    asked = [c["text"] for c in scripted.calls if CHECK_MARKER in c["text"]]  # a product's line, once
+    assert len(asked) == len(set(asked)) and 2 <= len(asked) <= 8
+    unchecked = module.choose_products(QUESTION, pool, context, unsure, guessed=("--keep",), checked=0)
+    assert not unchecked.checked and unchecked.answering == [] and len(unchecked.offered) == 2
+
+
+def test_the_shipped_checked_gate_reads_this_codes_features():
+    from agent.assembly.product_gate import CHECKED_FEATURES, load_checked_gate
+
+    gate = load_checked_gate()
+    assert gate.coef.shape == (len(CHECKED_FEATURES),) and 0.0 < gate.threshold < 1.0

@@ -16,7 +16,7 @@ from agent.assembly.features import Candidate, candidates
 from agent.assembly.gaps import gap_notes
 from agent.assembly.judge import judged_scores
 from agent.assembly.option_guess import guessed_names
-from agent.assembly.product_gate import offered_products, one_product_answer, product_answers
+from agent.assembly.product_gate import choose_products, one_product_answer, product_answers
 from agent.assembly.selector import (choose, how_preference, load_mix, load_selector, reader_floor, restates, score_pool,
                                      under_floor, vetoed)
 from agent.context import Context
@@ -59,17 +59,19 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
                  scored: list[tuple[Candidate, float]] | None = None,
                  limit: int | None = None, threshold: float | None = None,
                  verdicts: dict[int, float] | None = None, last_resort: bool = False,
-                 guessed: tuple[str, ...] = ()) -> tuple[list[dict], list[dict]]:
+                 guessed: tuple[str, ...] = (), answering: list[tuple[Candidate, float]] | None = None
+                 ) -> tuple[list[dict], list[dict]]:
     """(readings, passages numbered for the answer: `top` then each reading's passage);
     `threshold` overrides the selector's (the fallback when nothing else stood; judged
     readings), `verdicts` are the model's judgments by id(candidate) (agent/assembly/judge.py),
-    `guessed` the option names the model guessed the question asks for (option_guess.py).
+    `guessed` the option names the model guessed the question asks for (option_guess.py),
+    `answering` the products that answer when the caller has chosen them (`choose_products`).
     Under the reader no sentence it rejects is a reading (`vetoed`), except as the `last_resort`:
     the best sentence when nothing else stood beats "the documents do not answer" while they may."""
     limit = context.max_readings if limit is None else limit
     if not pool or limit <= 0:
         return [], list(top)
-    chosen = product_readings(question, pool, context, ambiguous, limit, skip_ids, said, guessed)
+    chosen = product_readings(question, pool, context, ambiguous, limit, skip_ids, said, guessed, answering)
     by_product = chosen is not None
     if chosen is None:
         scored = scored if scored is not None else score_pool(question, pool, context)
@@ -102,17 +104,19 @@ def readings_for(question: str, pool: list[dict], context: Context, ambiguous: b
 
 def product_readings(question: str, pool: list[dict], context: Context, ambiguous: bool, limit: int,
                      skip_ids: set[str] = frozenset(), said: list[str] = (),
-                     guessed: tuple[str, ...] = ()) -> list[tuple[Candidate, float]] | None:
+                     guessed: tuple[str, ...] = (), answering: list[tuple[Candidate, float]] | None = None
+                     ) -> list[tuple[Candidate, float]] | None:
     """Over manuals (agent/assembly/product_gate.py): over several products', the answering
     products' best units, the surest first, ranked with the model's guessed option names
     (`guessed`); a clear question over one product's, its best unit, ranked without them (the
     guess picks among products' rows; over one product's manual it drew the ranker to a row the
     question did not ask for: docs/results/manuals.md), each checked by the model where
     `check_units` says (agent/assembly/unit_check.py); less those already cited
-    (`skip_ids`) or said. None otherwise (the selector's readings).
+    (`skip_ids`) or said. `answering`: the products' units when the caller has chosen them. None otherwise (the selector's readings).
     A unit that reads like another product's is kept: tools that share a vocabulary often answer
     with the same option, and it is each product's answer."""
-    answering = product_answers(question, pool, context, guessed=guessed, checked=context.check_units)
+    if answering is None:
+        answering = product_answers(question, pool, context, guessed=guessed, checked=context.check_units)
     if answering is None and not ambiguous:
         answering = one_product_answer(question, pool, context)
     if answering is None:
@@ -170,7 +174,10 @@ def select_readings(state: dict, runtime: Runtime[Context]) -> dict:
     readings' passages, numbered as the answer will cite them. With `judge_readings`, an
     ambiguous question's unsure candidates are mixed with the model's judgment first
     (`judged_readings`). Products the gate does not pass but may answer go under
-    `decision.offered` (`offered_readings`)."""
+    `decision.offered`: the chat offers them beside the stated readings when it asks which
+    product was meant; the answer never states them. Where the checked gate decided which products
+    answer (agent/assembly/product_gate.py), `products` becomes its choice, and
+    `decision.checked_products` says it."""
     context = runtime.context
     pool = state.get("detection_passages") or state.get("passages") or []
     ambiguous = state.get("ambiguous") is not False
@@ -178,20 +185,21 @@ def select_readings(state: dict, runtime: Runtime[Context]) -> dict:
     guessed = guessed_names(state)
     if ambiguous and context.judge_readings > 0 and pool:
         readings, passages = judged_readings(state["question"], pool, context, scored, guessed)
+        choice = choose_products(state["question"], pool, context, guessed=guessed) if pool else None
     else:
+        # once per question: the model's checks of the products' units serve both the answer and the options
+        choice = choose_products(state["question"], pool, context, guessed=guessed,
+                                 checked=context.check_units) if pool else None
         readings, passages = readings_for(state["question"], pool, context, ambiguous, pool[:context.k], scored=scored,
-                                          guessed=guessed)
+                                          guessed=guessed, answering=choice.answering if choice else None)
         announce(readings, passages)
-    offered = offered_readings(state["question"], pool, context, guessed)
-    return {"readings": readings, "passages": passages, **({"decision": {"offered": offered}} if offered else {})}
-
-
-def offered_readings(question: str, pool: list[dict], context: Context, guessed: tuple[str, ...] = ()) -> list[dict]:
-    """Over several products' manuals, the products the gate does not pass but may answer
-    (`offered_products`), each as an interpretation with its passage: the chat offers them beside
-    the stated readings when it asks which product was meant; the answer never states them."""
-    offered = offered_products(question, pool, context, guessed=guessed)
-    return [{**reading_of(question, c, p), "passage": c.passage} for c, p in offered]
+    offered = [{**reading_of(state["question"], c, p), "passage": c.passage} for c, p in (choice.offered if choice else [])]
+    update = {"readings": readings, "passages": passages, "decision": {"offered": offered} if offered else {}}
+    if choice and choice.checked:  # the products that answer, decided again on the checked units
+        names = [c.passage["product"] for c, _ in choice.answering]
+        update["products"] = names if len(names) >= 2 else []
+        update["decision"]["checked_products"] = names
+    return update
 
 
 def judged_readings(question: str, pool: list[dict], context: Context, scored: list[tuple[Candidate, float]] | None,
