@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from agent.app import api
-from agent.assembly.product_gate import FEATURES, ProductGate, load_product_gate, product_answers, product_candidates
+from agent.assembly.product_gate import (FEATURES, ProductGate, choose_products, load_product_gate, product_answers,
+                                         product_candidates)
 from agent.assembly.manual_units import RANKER_FEATURES, product_words, shortlist
 from agent.assembly.unit_options import names_asked, option_words
 from agent.context import Context
@@ -122,36 +123,32 @@ def test_two_products_answering_with_the_same_option_are_each_stated(scripted, t
     assert "For Zipfrog, " in result["answer"] and "For Squashly, " in result["answer"]
 
 
-def test_with_a_guess_the_checked_gate_decides_on_the_units_the_model_checks(scripted, option_manuals, monkeypatch):
-    """The first gate passes neither product here; the checked gate reads the checked unit's score,
-    so the product whose row the model says yes to answers with that row, the other is offered
-    with its checked unit, and each unit is asked about once."""
+
+def test_the_answer_and_the_offered_products_come_from_one_ranking_of_each_products_units(
+        scripted, option_manuals, monkeypatch):
+    """Ranking a product's units reads each of them with the reader, the costly part of a question
+    over several manuals: the gate's signals rank them once, and the readings and the products
+    offered beside them share one more ranking."""
     from agent.assembly import product_gate as module
-    from tests.test_unit_check import CHECK_MARKER, says_yes_to
 
-    context = Context(index_dir=option_manuals, model="scripted")
+    ranked = []
+    real = module.product_candidates
+    monkeypatch.setattr(module, "product_candidates", lambda *a, **k: ranked.append(1) or real(*a, **k))
+    result = api.ask(QUESTION, "auto", {"model": "scripted", "index_dir": option_manuals, "budget": "instant"})
+    assert sorted(r["sense"] for r in result["decision"]["auto"]["assembly"]["readings"]) == ["Squashly", "Zipfrog"]
+    assert len(ranked) == 2
+
+
+def test_a_product_the_gate_holds_back_is_offered_with_its_unit_never_stated(option_manuals):
+    context = Context(index_dir=option_manuals)
     pool = document_pool(get_retriever(context), QUESTION, "hybrid", 15, 20, context.document_quota)
-    unsure = ProductGate(coef=np.zeros(len(FEATURES)), intercept=0.0, mean=np.zeros(len(FEATURES)),
-                         scale=np.ones(len(FEATURES)), threshold=0.9)  # 0.5 for each: checked, never passed
-    checked_logit = module.CHECKED_FEATURES.index("checked_logit")
-    coef = np.zeros(len(module.CHECKED_FEATURES))
-    coef[checked_logit] = 1.0
-    second = ProductGate(coef=coef, intercept=0.0, mean=np.zeros(len(coef)), scale=np.ones(len(coef)), threshold=0.9)
-    monkeypatch.setattr(module, "load_checked_gate", lambda: second)
-    scripted.rules.append((CHECK_MARKER, says_yes_to("--keep-source")))
-    choice = module.choose_products(QUESTION, pool, context, unsure, guessed=("--keep",), checked=4)
-    assert choice.checked
-    assert [c.passage["product"] for c, _ in choice.answering] == ["Squashly"]
-    assert "--keep-source" in choice.answering[0][0].sentence
-    assert [c.passage["product"] for c, _ in choice.offered] == ["Zipfrog"]
-    asked = [c["text"] for c in scripted.calls if CHECK_MARKER in c["text"]]  # a product's line, once
-    assert len(asked) == len(set(asked)) and 2 <= len(asked) <= 8
-    unchecked = module.choose_products(QUESTION, pool, context, unsure, guessed=("--keep",), checked=0)
-    assert not unchecked.checked and unchecked.answering == [] and len(unchecked.offered) == 2
-
-
-def test_the_shipped_checked_gate_reads_this_codes_features():
-    from agent.assembly.product_gate import CHECKED_FEATURES, load_checked_gate
-
-    gate = load_checked_gate()
-    assert gate.coef.shape == (len(CHECKED_FEATURES),) and 0.0 < gate.threshold < 1.0
+    first = FEATURES.index("first_retrieved")
+    coef = np.zeros(len(FEATURES))
+    coef[first] = 4.0  # the first product 0.88, the second 0.5: over OFFER_FLOOR, under the threshold
+    gate = ProductGate(coef=coef, intercept=0.0, mean=np.zeros(len(FEATURES)), scale=np.ones(len(FEATURES)),
+                       threshold=0.6)
+    choice = choose_products(QUESTION, pool, context, gate)
+    answering, offered = ([c.passage["product"] for c, _ in part] for part in choice)
+    assert len(answering) == 1 and len(offered) == 1 and set(answering) | set(offered) == {"Zipfrog", "Squashly"}
+    assert all("--keep" in c.sentence for c, _ in choice.offered)
+    assert choice.answering == product_answers(QUESTION, pool, context, gate)

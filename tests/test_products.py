@@ -147,10 +147,7 @@ def product_lines(messages) -> str:
 
 
 def test_the_fast_budget_writes_no_line_for_a_product_its_reading_answers(scripted, manuals_index):
-    from tests.test_unit_check import says_yes_to
-
-    scripted.rules.extend([(LINES_MARKER, product_lines), (GUESS_MARKER, "Names: install, --install, setup"),
-                           (CHECK_MARKER, says_yes_to(" install "))])  # the model finds each install command
+    scripted.rules.extend([(LINES_MARKER, product_lines), (GUESS_MARKER, "Names: install, --install, setup")])
     result = api.ask("How do I install it?", "auto", context(manuals_index))
     assert result["route"] == ["retrieve_for_gate", "guess_option_names", "assess_ambiguity", "select_readings",
                                "compose_answer"]  # each product the gate passes has its reading: nothing left to write
@@ -159,7 +156,6 @@ def test_the_fast_budget_writes_no_line_for_a_product_its_reading_answers(script
     products = result["decision"]["auto"]["signals"]["products"]
     readings = result["decision"]["auto"]["assembly"]["readings"]
     assert len(products) >= 2 and sorted(r["sense"] for r in readings) == sorted(products)
-    assert sorted(result["decision"]["auto"]["checked_products"]) == sorted(products)  # decided again on the checked units
     assert all(COMMANDS[name] in result["answer"] for name in products)
 
 

@@ -112,7 +112,8 @@ def product_readings(question: str, pool: list[dict], context: Context, ambiguou
     guess picks among products' rows; over one product's manual it drew the ranker to a row the
     question did not ask for: docs/results/manuals.md), each checked by the model where
     `check_units` says (agent/assembly/unit_check.py); less those already cited
-    (`skip_ids`) or said. `answering`: the products' units when the caller has chosen them. None otherwise (the selector's readings).
+    (`skip_ids`) or said; `answering`: those products' units when the caller has chosen them. None
+    otherwise (the selector's readings).
     A unit that reads like another product's is kept: tools that share a vocabulary often answer
     with the same option, and it is each product's answer."""
     if answering is None:
@@ -175,9 +176,7 @@ def select_readings(state: dict, runtime: Runtime[Context]) -> dict:
     ambiguous question's unsure candidates are mixed with the model's judgment first
     (`judged_readings`). Products the gate does not pass but may answer go under
     `decision.offered`: the chat offers them beside the stated readings when it asks which
-    product was meant; the answer never states them. Where the checked gate decided which products
-    answer (agent/assembly/product_gate.py), `products` becomes its choice, and
-    `decision.checked_products` says it."""
+    product was meant; the answer never states them."""
     context = runtime.context
     pool = state.get("detection_passages") or state.get("passages") or []
     ambiguous = state.get("ambiguous") is not False
@@ -187,19 +186,14 @@ def select_readings(state: dict, runtime: Runtime[Context]) -> dict:
         readings, passages = judged_readings(state["question"], pool, context, scored, guessed)
         choice = choose_products(state["question"], pool, context, guessed=guessed) if pool else None
     else:
-        # once per question: the model's checks of the products' units serve both the answer and the options
+        # once per question: the products' units ranked (and checked) serve both the answer and the options
         choice = choose_products(state["question"], pool, context, guessed=guessed,
                                  checked=context.check_units) if pool else None
         readings, passages = readings_for(state["question"], pool, context, ambiguous, pool[:context.k], scored=scored,
                                           guessed=guessed, answering=choice.answering if choice else None)
         announce(readings, passages)
     offered = [{**reading_of(state["question"], c, p), "passage": c.passage} for c, p in (choice.offered if choice else [])]
-    update = {"readings": readings, "passages": passages, "decision": {"offered": offered} if offered else {}}
-    if choice and choice.checked:  # the products that answer, decided again on the checked units
-        names = [c.passage["product"] for c, _ in choice.answering]
-        update["products"] = names if len(names) >= 2 else []
-        update["decision"]["checked_products"] = names
-    return update
+    return {"readings": readings, "passages": passages, **({"decision": {"offered": offered}} if offered else {})}
 
 
 def judged_readings(question: str, pool: list[dict], context: Context, scored: list[tuple[Candidate, float]] | None,

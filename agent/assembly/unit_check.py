@@ -48,22 +48,12 @@ def checked_score(ranked: RankedUnit, yes: float | None) -> float:
     return score if yes is None else score + CHECK_WEIGHT * float(logit(yes))
 
 
-def checked_best(question: str, product: str, ranked: Sequence[RankedUnit], context: Context, checked: int
-                 ) -> tuple[RankedUnit, float]:
-    """The best mix of `ranked`'s first `checked` units (the ranker's order) and its score
-    (`checked_score`); the ranker's first and its own score when nothing is checked."""
-    if checked <= 0 or len(ranked) < 2:
-        return ranked[0], checked_score(ranked[0], None)
-    head = ranked[:checked]
-    scores = [checked_score(unit, unit_yes(question, product, unit.candidate.sentence, context)) for unit in head]
-    best = max(range(len(head)), key=lambda i: scores[i])
-    return head[best], scores[best]
-
-
 def checked_first(question: str, product: str, ranked: Sequence[RankedUnit], context: Context, checked: int
                   ) -> list[RankedUnit]:
     """`ranked` (the ranker's order) with the best mix of its first `checked` units first."""
-    if not ranked:
-        return []
-    best, _ = checked_best(question, product, ranked, context, checked)
+    if checked <= 0 or len(ranked) < 2:
+        return list(ranked)
+    head = ranked[:checked]
+    scores = [checked_score(unit, unit_yes(question, product, unit.candidate.sentence, context)) for unit in head]
+    best = head[max(range(len(head)), key=lambda i: scores[i])]
     return [best] + [unit for unit in ranked if unit is not best]
