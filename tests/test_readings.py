@@ -109,23 +109,6 @@ def test_a_model_sentence_citing_nothing_gets_the_passage_that_holds_it():
     assert cite_holding_passage("Founded in 1922 [1].", passages) == "Founded in 1922 [1]."  # already cites
 
 
-def test_a_model_sentence_restating_the_question_around_a_quoted_command_is_held_by_the_passage_with_it():
-    """The restated question is the question's words, not a claim a passage must hold; the quoted
-    command is, and only word for word."""
-    passages = [{"text": "Zipfrog can compress a whole folder tree."},
-                {"text": "Run the tests marked slow only:\n$ tritest -m  slow\nOr deselect them with -m 'not slow'."}]
-    restated = "To run just the tritest cases tagged as slow, you can use the command `tritest -m slow`."
-    assert cite_holding_passage(restated, passages) == restated[:-1] + " [2]."
-    assert supported_by_citation(restated[:-1] + " [2].", passages)
-    assert not supported_by_citation(restated[:-1] + " [1].", passages)  # the cited passage lacks the command
-    other = "To run just the tritest cases tagged as slow, you can use the command `tritest --slow`."
-    assert cite_holding_passage(other, passages) == other  # no passage quotes it: the model's own
-    bare = "To run just the tritest cases tagged as slow, use `tritest` with the right marker."
-    assert cite_holding_passage(bare, passages) == bare  # a bare word is no command
-    half = "To run the slow ones, use `tritest -m slow` with `--fail-fast`."
-    assert cite_holding_passage(half, passages) == half  # every quoted span must be there
-
-
 def test_the_models_looping_sentences_go():
     shown = [{"text": "Hewlett-Packard was founded in 1939 by Bill Hewlett and David Packard."},
              {"text": "Horsepower is a unit of power."}]

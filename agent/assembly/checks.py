@@ -323,33 +323,12 @@ def foreign_script(sentence: str, passages: list[dict]) -> bool:
 
 def holding_passage(sentence: str, passages: list[dict]) -> int | None:
     """The number of the passage holding most of an uncited sentence's content words, when one
-    holds CITED_SUPPORT of them, else the first that holds every command it quotes
-    (`holds_quoted`), else None (ties: the better-ranked passage)."""
+    holds CITED_SUPPORT of them, else None (ties: the better-ranked passage)."""
     if not passages:
         return None
     support, number = max(((answer_support(sentence, p["text"]), n) for n, p in enumerate(passages, 1)),
                           key=lambda found: (found[0], -found[1]))
-    if support >= CITED_SUPPORT:
-        return number
-    return next((n for n, p in enumerate(passages, 1) if holds_quoted(sentence, p["text"])), None)
-
-
-# what a model sentence quotes in backticks; a span that names a command, option, file or setting has
-# a mark a bare word lacks: `pytest -m slow`, `--tb=short`, `coverage.xml`, `-i`
-_QUOTED = re.compile(r"`([^`\n]+)`")
-_COMMAND_MARK = re.compile(r"[-=./ ]")
-
-
-def holds_quoted(sentence: str, text: str) -> bool:
-    """Whether `text` holds, word for word, every span the sentence quotes, one of them a command,
-    option, file or setting. A small model restates the question around the command it read ("To
-    run only the tests marked slow, you can use the command `pytest -m slow`."): the restated words
-    are the question's, which no passage need hold, and the quoted command is the claim."""
-    spans = [" ".join(span.split()) for span in _QUOTED.findall(sentence)]
-    if not any(_COMMAND_MARK.search(span) for span in spans):
-        return False
-    flat = " ".join(text.split())
-    return all(span in flat for span in spans)
+    return number if support >= CITED_SUPPORT else None
 
 
 def cite_holding_passage(sentence: str, passages: list[dict]) -> str:
@@ -382,11 +361,9 @@ def held_by_a_passage(sentence: str, passages: list[dict]) -> bool:
 
 def supported_by_citation(sentence: str, passages: list[dict]) -> bool:
     """A sentence citing passages must have most of its content words in them ("The HP Way [4]"
-    citing the hit-points passage does not), or every command it quotes (`holds_quoted`); one
-    citing nothing is judged by `held_by_a_passage`."""
+    citing the hit-points passage does not); one citing nothing is judged by `held_by_a_passage`."""
     cited = [passages[n - 1]["text"] for n in cited_numbers(sentence) if 1 <= n <= len(passages)]
     if not cited:
         return True
-    plain = CITATION_MARKER.sub(" ", sentence)
-    return answer_support(plain, " ".join(cited)) >= CITED_SUPPORT or holds_quoted(plain, " ".join(cited))
+    return answer_support(CITATION_MARKER.sub(" ", sentence), " ".join(cited)) >= CITED_SUPPORT
 
