@@ -184,7 +184,7 @@ def select_readings(state: dict, runtime: Runtime[Context]) -> dict:
     guessed = guessed_names(state)
     if ambiguous and context.judge_readings > 0 and pool:
         readings, passages = judged_readings(state["question"], pool, context, scored, guessed)
-        choice = choose_products(state["question"], pool, context, guessed=guessed) if pool else None
+        choice = choose_products(state["question"], pool, context, guessed=guessed)
     else:
         # once per question: the products' units ranked (and checked) serve both the answer and the options
         choice = choose_products(state["question"], pool, context, guessed=guessed,
