@@ -123,7 +123,6 @@ def test_two_products_answering_with_the_same_option_are_each_stated(scripted, t
     assert "For Zipfrog, " in result["answer"] and "For Squashly, " in result["answer"]
 
 
-
 def test_the_answer_and_the_offered_products_come_from_one_ranking_of_each_products_units(
         scripted, option_manuals, monkeypatch):
     """Ranking a product's units reads each of them with the reader, the costly part of a question
@@ -139,12 +138,12 @@ def test_the_answer_and_the_offered_products_come_from_one_ranking_of_each_produ
     assert len(ranked) == 2
 
 
-def test_a_product_the_gate_holds_back_is_offered_with_its_unit_never_stated(option_manuals):
+def test_a_product_the_gate_holds_back_is_offered_with_its_unit(option_manuals):
     context = Context(index_dir=option_manuals)
     pool = document_pool(get_retriever(context), QUESTION, "hybrid", 15, 20, context.document_quota)
     first = FEATURES.index("first_retrieved")
     coef = np.zeros(len(FEATURES))
-    coef[first] = 4.0  # the first product 0.88, the second 0.5: over OFFER_FLOOR, under the threshold
+    coef[first] = 4.0  # the first product 0.98, the second 0.5: over OFFER_FLOOR, under the threshold
     gate = ProductGate(coef=coef, intercept=0.0, mean=np.zeros(len(FEATURES)), scale=np.ones(len(FEATURES)),
                        threshold=0.6)
     choice = choose_products(QUESTION, pool, context, gate)

@@ -182,13 +182,13 @@ def select_readings(state: dict, runtime: Runtime[Context]) -> dict:
     ambiguous = state.get("ambiguous") is not False
     scored = rescored(pool, state.get("reading_scores"))
     guessed = guessed_names(state)
-    if ambiguous and context.judge_readings > 0 and pool:
+    judged = ambiguous and context.judge_readings > 0 and bool(pool)
+    # once per question: the products' units ranked (and, for the answer, checked) serve it and the options
+    choice = choose_products(state["question"], pool, context, guessed=guessed,
+                             checked=0 if judged else context.check_units) if pool else None
+    if judged:
         readings, passages = judged_readings(state["question"], pool, context, scored, guessed)
-        choice = choose_products(state["question"], pool, context, guessed=guessed)
     else:
-        # once per question: the products' units ranked (and checked) serve both the answer and the options
-        choice = choose_products(state["question"], pool, context, guessed=guessed,
-                                 checked=context.check_units) if pool else None
         readings, passages = readings_for(state["question"], pool, context, ambiguous, pool[:context.k], scored=scored,
                                           guessed=guessed, answering=choice.answering if choice else None)
         announce(readings, passages)
