@@ -156,6 +156,20 @@ def test_a_sentence_ending_where_its_passage_is_cut_off_goes():
     assert model_sentences(answer, passages, "What is Mercury?") == ["Mercury has the symbol Hg [1]."]
 
 
+def test_a_sentence_ending_as_its_passage_s_code_block_or_option_row_ends_stays():
+    """A passage that ends in a closed code block or an option's row ends in no sentence mark and
+    is whole: a model sentence that ends by quoting its command is not cut off."""
+    from agent.assembly.checks import cut_mid_sentence
+
+    code = {"id": "x", "title": "XZ", "text": "To keep the input file, run:\n```\nxz -k foo\n```"}
+    row = {"id": "g", "title": "gzip", "text": "-f --force — Force compression\n-k --keep — Keep input files"}
+    answer = "To keep the input file, run `xz -k foo` [1]. Use -k --keep to keep input files [2]."
+    assert model_sentences(answer, [code, row]) == ["To keep the input file, run `xz -k foo` [1].",
+                                                    "Use -k --keep to keep input files [2]."]
+    assert [cut_mid_sentence(p["text"]) for p in (code, row)] == [False, False]
+    assert cut_mid_sentence("Gzip reduces the size of the named")
+
+
 def test_months_are_not_places_and_centuries_are_times():
     assert not answers_type("Where are the Jaguars?", "The sale was approved in January 2012.")
     assert answers_type("Where are the Jaguars?", "The Jaguars play in Jacksonville.")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from agent.assembly.compose import after_lead
+from agent.assembly.unit_options import is_option_unit
 from agent.assembly.text import (
     SENTENCE_END,
     _ACRONYM,
@@ -252,9 +253,17 @@ def ends_at_cut(sentence: str, passages: list[dict]) -> bool:
         return False
     for n in cited_numbers(sentence):
         text = passages[n - 1]["text"].rstrip() if 1 <= n <= len(passages) else ""
-        if text and text[-1] not in SENTENCE_END and tokens(text)[-3:] == tail:
+        if cut_mid_sentence(text) and tokens(text)[-3:] == tail:
             return True
     return False
+
+
+def cut_mid_sentence(text: str) -> bool:
+    """Whether a passage's text stops mid-sentence (a chunk boundary): its last line is prose that
+    ends in no sentence mark. A closed code block or an option's row ("-k --keep — Keep input
+    files") is whole without one, and a sentence that ends by quoting it is not cut."""
+    last = text.rstrip().rsplit("\n", 1)[-1].strip()
+    return bool(last) and last[-1] not in SENTENCE_END and not last.startswith("```") and not is_option_unit(last)
 
 
 def other_edition(sentence: str, passages: list[dict], question: str) -> bool:
