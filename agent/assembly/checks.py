@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 from agent.assembly.compose import after_lead
-from agent.assembly.unit_options import is_option_unit
 from agent.assembly.text import (
     SENTENCE_END,
     _ACRONYM,
@@ -26,6 +25,7 @@ from agent.assembly.text import (
     said_words,
     spells_out,
 )
+from agent.assembly.unit_options import is_option_unit
 from agent.llm.answers import cited_numbers, cited_passages, ends_dangling
 from agent.llm.prompts import CITATION_MARKER
 from agent.steps.coherence import cosine
