@@ -244,6 +244,26 @@ def test_a_pdf_manuals_option_and_its_description_are_one_item(tmp_path):
         "`--single-stream` — Decompress only the first stream and ignore the rest of the input file."]
 
 
+def test_a_pdf_options_further_paragraphs_say_its_name_until_a_heading(tmp_path):
+    """A PDF keeps no indent: the paragraphs under an option's item are read as its description,
+    each quoted with the option, and a heading over the next options ends it."""
+    pdf = write_pdf(tmp_path / "tool.pdf", [[
+        "The tool compresses each file named on its command line and replaces it with the compressed one.",
+        "-f, --force",
+        "This option has several effects:",
+        "",
+        "If the target file already exists, delete it before compressing.",
+        "",
+        "Other options",
+        "",
+        "The exit status is zero when every file was compressed.",
+    ]]).read_bytes()
+    assert units_of(passages_of(tmp_path, "copy.pdf", pdf))[1:] == [
+        "`-f, --force` — This option has several effects.",
+        "`-f, --force` — … If the target file already exists, delete it before compressing.",
+        "The exit status is zero when every file was compressed."]
+
+
 def test_a_pdf_option_list_keeps_one_item_per_option_whatever_its_layout(tmp_path):
     """Man pages printed to PDF set an option's description beside it, stack options over one
     description, split a dash from its option, and write placeholders ("-b#", "--fast[=#]")."""

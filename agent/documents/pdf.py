@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from agent.documents.help_lines import DASHED_ITEM
-from agent.documents.model import SectionBuilder, Structure, Unreadable
+from agent.documents.model import CARRIED, SectionBuilder, Structure, Unreadable
 from agent.documents.text import looks_like
 
 SUFFIXES = (".pdf",)
@@ -180,7 +180,28 @@ def _blocks(lines: list[str]) -> list[tuple[str, str]]:
     end_paragraph()
     if code:
         blocks.append(("code", "\n".join(code).rstrip("\n")))
-    return blocks
+    return _described_on(blocks)
+
+
+def _described_on(blocks: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The blocks with each paragraph that goes on describing an option after its item ("-f,
+    --force — This option has several effects:", then "If the target file already exists, delete
+    it ...") carried as an item of that option ("-f, --force — … If the target ..."), as a man
+    page's further paragraph under its tag is read (agent/documents/manpage.py): a PDF keeps no
+    indent, and alone the paragraph does not say which option it describes. A line ending no
+    sentence (a heading over the next options) ends the option's description; a lead-in (":")
+    and its code stay as they are."""
+    out: list[tuple[str, str]] = []
+    tag = ""
+    for kind, text in blocks:
+        if kind == "text" and OPTION_ITEM.match(text):
+            tag = "" if text.endswith("—") else text.split(" — ", 1)[0]
+        elif kind == "text" and tag and text.endswith((".", "!", "?")):
+            text = f"{tag} — {CARRIED}{text}"
+        elif kind == "text" and not text.endswith(":"):
+            tag = ""
+        out.append((kind, text))
+    return out
 
 
 def _option_item(text: str, following: str, width: int, current: str, before: str) -> str | None:
