@@ -131,7 +131,8 @@ def _blocks(lines: list[str]) -> list[tuple[str, str]]:
     blank line, a short line ending a sentence, or a short line that a capitalized one follows
     (a heading, a caption, an image's alt text) ends one, and a line opening with a bullet glyph
     starts one; a manual's option list gives one item per option, however the page sets it
-    (`_option_item`). After a paragraph ending in ':', the lines that read as code (`_code_line`)
+    (`_option_item`), and the paragraphs that go on describing an option say its name
+    (`_described_on`). After a paragraph ending in ':', the lines that read as code (`_code_line`)
     are its code block, kept line by line: a PDF does not record what is code."""
     width = max((len(line.strip()) for line in lines), default=0)
     blocks: list[tuple[str, str]] = []
