@@ -123,6 +123,8 @@ class AutoContext(Context, DIVASettings):
             raise InputError(f"budget must be instant, fast or thorough, not {self.budget!r}")
         if self.thorough not in ("judge", "diva"):
             raise InputError(f"thorough must be judge or diva, not {self.thorough!r}")
+        if self.budget == "instant":  # no model call in any node: the unit ranker alone speaks for each product
+            self.check_units = 0
 
     @property
     def runs_diva(self) -> bool:
@@ -238,10 +240,8 @@ def select_readings_for_budget(state: AutoState, runtime: Runtime[AutoContext]) 
     ambiguous question's best candidates, every one of them (on the tune questions DIVA's
     several calls gave less precise answers than the fast budget's one), and
     the fast budget with fast=judge on those the selector is unsure of (judge_min to judge_max).
-    The instant budget calls no model: its units are the ranker's alone (`check_units` 0)."""
+    The instant budget calls no model: its context checks no unit (`check_units` 0)."""
     context = runtime.context
-    if context.budget == "instant":  # no model call: the unit ranker alone speaks for each product
-        context = replace(context, check_units=0)
     if context.judges and context.judge_readings == 0:  # thorough judges every one, fast=judge the unsure
         every = {"judge_min": 0.0, "judge_max": 1.0} if context.budget == "thorough" else {}
         context = replace(context, judge_readings=JUDGED, **every)

@@ -127,6 +127,14 @@ def test_auto_is_registered_and_checks_its_budget():
         AutoContext(budget="huge")
 
 
+def test_the_instant_budget_checks_no_unit_in_any_node():
+    """The model's unit check is read from the context by the selection and by the answer's last
+    resort alike: on the instant budget the context itself checks none, wherever a node reads it."""
+    assert AutoContext(budget="instant").check_units == 0
+    assert AutoContext(budget="instant", check_units=6).check_units == 0
+    assert AutoContext(budget="fast").check_units == 4 and AutoContext(budget="fast", check_units=6).check_units == 6
+
+
 def test_the_gate_fires_when_the_top_titles_name_several_years_the_question_leaves_open():
     from agent.steps.ambiguity_signals import edition_signal
 
