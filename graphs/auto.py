@@ -123,8 +123,8 @@ class AutoContext(Context, DIVASettings):
             raise InputError(f"budget must be instant, fast or thorough, not {self.budget!r}")
         if self.thorough not in ("judge", "diva"):
             raise InputError(f"thorough must be judge or diva, not {self.thorough!r}")
-        if self.budget == "instant":  # no model call in any node: the unit ranker alone speaks for each product
-            self.check_units = 0
+        if self.budget == "instant":  # no model call in any node: no option names guessed, no unit checked
+            self.guess_options, self.check_units = False, 0
 
     @property
     def runs_diva(self) -> bool:
@@ -182,7 +182,7 @@ def route_after_retrieve(state: AutoState, runtime: Runtime[AutoContext]) -> Lit
                                                                                     "assess_ambiguity"]:
     context = runtime.context
     over_files = any(location(p).get("document") for p in state.get("detection_passages") or [])
-    guesses = context.guess_options and context.budget != "instant" and not context.runs_diva
+    guesses = context.guess_options and not context.runs_diva
     return "guess_option_names" if over_files and guesses else "assess_ambiguity"
 
 

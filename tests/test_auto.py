@@ -130,7 +130,7 @@ def test_auto_is_registered_and_checks_its_budget():
 def test_the_instant_budget_checks_no_unit_in_any_node():
     """The model's unit check is read from the context by the selection and by the answer's last
     resort alike: on the instant budget the context itself checks none, wherever a node reads it."""
-    assert AutoContext(budget="instant").check_units == 0
+    assert AutoContext(budget="instant").check_units == 0 and AutoContext(budget="instant").guess_options is False
     assert AutoContext(budget="instant", check_units=6).check_units == 0
     assert AutoContext(budget="fast").check_units == 4 and AutoContext(budget="fast", check_units=6).check_units == 6
 
