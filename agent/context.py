@@ -123,10 +123,11 @@ class Context:
                        "model sentence, and a sense's reading to count as confident for the gate, there at least 0.95 "
                        "(0: the shipped reader's threshold)"})
     check_units: int = field(default=4, metadata={
-        "description": "Over manuals: the model checks this many of each answering product's best units (of the "
-                       "one product, over one product's), one 1-token request each, and the best mix of its check "
-                       "and the unit ranker speaks for the product (0: the ranker alone; auto's instant budget "
-                       "never checks)"})
+        "description": "Over manuals: the model checks this many of the best units of each product that answers "
+                       "or is offered (of the one product, over one product's), one 1-token request each; the best "
+                       "mix of its check and the unit ranker speaks for the product, and the check moves a product "
+                       "the gate is unsure of across it (0: the ranker and gate alone; auto's instant budget never "
+                       "checks)"})
     judge_per_passage: int = field(default=1, metadata={
         "description": "Sentences of one passage the judge may read among its judge_readings candidates (1: each "
                        "passage's best by the selector)"})

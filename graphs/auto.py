@@ -19,8 +19,9 @@ that answer make it ambiguous: agent/assembly/products.py) ->
               candidates are judged by the model first, one short request each; with
               `fast=judge` the fast budget judges those the selector is unsure of, after
               streaming the sure ones; over manuals, on the fast and thorough budgets, the model
-              checks each answering product's best units, one 1-token request each, and the best
-              mix of its check and the unit ranker is stated: agent/assembly/unit_check.py) ->
+              checks the best units of each product passed or offered, one 1-token request each,
+              the best mix of its check and the unit ranker is stated, and the check moves a
+              product the gate is unsure of across it: agent/assembly/unit_check.py) ->
     budget "instant", or "fast" with `fast=judge` and ambiguous:
                        compose_answer (the readings alone, no draft)
     budget "fast", "thorough": synthesize_answer (one call over the top k, vanilla's prompt) ->

@@ -7,7 +7,9 @@ product's best `check_units` units (by the ranker) gets one request, prompts/che
 one completion token; its P(yes) (judge.yes_probability) is mixed with the ranker's score in
 logit space, CHECK_WEIGHT to the ranker's 1, and the best mix speaks for the product. A check
 that times out or holds no yes/no leaves that unit's ranker score as it is. The gate (over one
-product's manuals, the reader's floor) still reads the ranker's first unit, as it was fitted.
+product's manuals, the reader's floor) still reads the ranker's first unit, as it was fitted; over
+several products the model's P(yes) of the unit it puts first then moves a product the gate is
+unsure of across it (agent/assembly/product_gate.py, `answers`).
 
 The weight and the four units checked (`check_units`): on the manuals' tune products, each
 question left out of the ranker's fit, the ranker that reads the model's guessed option names (as
@@ -51,9 +53,17 @@ def checked_score(ranked: RankedUnit, yes: float | None) -> float:
 def checked_first(question: str, product: str, ranked: Sequence[RankedUnit], context: Context, checked: int
                   ) -> list[RankedUnit]:
     """`ranked` (the ranker's order) with the best mix of its first `checked` units first."""
+    return checked_units(question, product, ranked, context, checked)[0]
+
+
+def checked_units(question: str, product: str, ranked: Sequence[RankedUnit], context: Context, checked: int
+                  ) -> tuple[list[RankedUnit], float | None]:
+    """(`checked_first`, the model's P(yes) of the unit it puts first: None when it was not
+    checked or the check said nothing)."""
     if checked <= 0 or len(ranked) < 2:
-        return list(ranked)
+        return list(ranked), None
     head = ranked[:checked]
-    scores = [checked_score(unit, unit_yes(question, product, unit.candidate.sentence, context)) for unit in head]
-    best = head[max(range(len(head)), key=lambda i: scores[i])]
-    return [best] + [unit for unit in ranked if unit is not best]
+    verdicts = [unit_yes(question, product, unit.candidate.sentence, context) for unit in head]
+    scores = [checked_score(unit, yes) for unit, yes in zip(head, verdicts)]
+    best = max(range(len(head)), key=lambda i: scores[i])
+    return [head[best]] + [unit for unit in ranked if unit is not head[best]], verdicts[best]
