@@ -58,8 +58,9 @@ def checked_first(question: str, product: str, ranked: Sequence[RankedUnit], con
 
 def checked_units(question: str, product: str, ranked: Sequence[RankedUnit], context: Context, checked: int
                   ) -> tuple[list[RankedUnit], float | None]:
-    """(`checked_first`, the model's P(yes) of the unit it puts first: None when it was not
-    checked or the check said nothing)."""
+    """(`ranked` with the best mix of its first `checked` units first, the model's P(yes) of that
+    unit: None when it was not checked or the check said nothing). The gate reads the P(yes)
+    (product_gate.answers)."""
     if checked <= 0 or len(ranked) < 2:
         return list(ranked), None
     head = ranked[:checked]
