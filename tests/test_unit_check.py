@@ -134,3 +134,10 @@ def test_the_models_check_moves_a_product_across_the_gate(scripted, option_manua
     scripted.rules.insert(0, (CHECK_MARKER, "no 0.03"))
     alone = choose_products(QUESTION, pool, context, gate_by_first(0.4), checked=4)
     assert len(alone.answering) == 1 and alone.answering[0][1] > 0.9  # all said no: the gate's surest stays
+
+
+def test_a_pool_whose_products_have_no_units_chooses_none(monkeypatch):
+    from agent.assembly import product_gate as module
+
+    monkeypatch.setattr(module, "product_candidates", lambda *a, **k: [])
+    assert choose_products(QUESTION, [], Context(model="scripted"), gate_by_first(0.6), checked=4) == ([], [])

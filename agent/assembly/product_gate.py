@@ -135,7 +135,7 @@ def choose_products(question: str, pool: list[dict], context: Context, gate: Pro
                 for f, p in zip(found, probabilities)]
     units = [ranked[0].candidate for ranked, _ in verdicts]
     passes = [answers(p, yes, floor) for p, (_, yes) in zip(probabilities, verdicts)]
-    if not any(passes) and max(probabilities) >= floor:  # the check's no is weaker evidence than no answer at all
+    if passes and not any(passes) and max(probabilities) >= floor:  # the check's no is weaker evidence than no answer
         passes[int(np.argmax(probabilities))] = True
     answering = [(unit, float(p)) for unit, p, ok in zip(units, probabilities, passes) if ok]
     offered = [(unit, float(p)) for unit, p, ok in zip(units, probabilities, passes) if not ok and p >= OFFER_FLOOR]
