@@ -40,6 +40,20 @@ def manual(title: str, name: str, row: str, describes: str) -> str:
             f"## Exit status\n\n{name} exits with status 0 on success and 1 on any error.\n")
 
 
+def gate_by_first(threshold: float, intercept: float = 0.0) -> ProductGate:
+    """A gate that reads only whether a product's passage ranks first: with no intercept, the
+    product retrieved first 0.98 and the others 0.5."""
+    coef = np.zeros(len(FEATURES))
+    coef[FEATURES.index("first_retrieved")] = 4.0
+    return ProductGate(coef=coef, intercept=intercept, mean=np.zeros(len(FEATURES)), scale=np.ones(len(FEATURES)),
+                       threshold=threshold)
+
+
+def products_of(choice) -> tuple[list[str], list[str]]:
+    """(the answering products, the offered ones) of a ProductChoice, each sorted."""
+    return tuple(sorted(c.passage["product"] for c, _ in part) for part in choice)
+
+
 @pytest.fixture(scope="module")
 def option_manuals(tmp_path_factory) -> str:
     return index_of({f"{folder}/README.md": manual(*fields) for folder, *fields in MANUALS},
@@ -94,12 +108,7 @@ def test_the_gate_keeps_only_the_products_its_probability_passes(option_manuals)
     found = product_candidates(QUESTION, pool, context)
     assert [f.product for f in found] and len(found) == 2
     # a gate that reads only whether the product's passage ranks first: the first passes, the second does not
-    first = FEATURES.index("first_retrieved")
-    coef = np.zeros(len(FEATURES))
-    coef[first] = 4.0
-    gate = ProductGate(coef=coef, intercept=-2.0, mean=np.zeros(len(FEATURES)), scale=np.ones(len(FEATURES)),
-                       threshold=0.5)
-    kept = product_answers(QUESTION, pool, context, gate)
+    kept = product_answers(QUESTION, pool, context, gate_by_first(0.5, intercept=-2.0))
     assert [c.passage["product"] for c, _ in kept] == [found[0].product]
     assert product_answers(QUESTION, [p for p in pool if p.get("product") == found[0].product], context) is None
 
@@ -141,13 +150,9 @@ def test_the_answer_and_the_offered_products_come_from_one_ranking_of_each_produ
 def test_a_product_the_gate_holds_back_is_offered_with_its_unit(option_manuals):
     context = Context(index_dir=option_manuals)
     pool = document_pool(get_retriever(context), QUESTION, "hybrid", 15, 20, context.document_quota)
-    first = FEATURES.index("first_retrieved")
-    coef = np.zeros(len(FEATURES))
-    coef[first] = 4.0  # the first product 0.98, the second 0.5: over OFFER_FLOOR, under the threshold
-    gate = ProductGate(coef=coef, intercept=0.0, mean=np.zeros(len(FEATURES)), scale=np.ones(len(FEATURES)),
-                       threshold=0.6)
+    gate = gate_by_first(0.6)  # the first product 0.98, the second 0.5: over OFFER_FLOOR, under the threshold
     choice = choose_products(QUESTION, pool, context, gate)
-    answering, offered = ([c.passage["product"] for c, _ in part] for part in choice)
+    answering, offered = products_of(choice)
     assert len(answering) == 1 and len(offered) == 1 and set(answering) | set(offered) == {"Zipfrog", "Squashly"}
     assert all("--keep" in c.sentence for c, _ in choice.offered)
     assert choice.answering == product_answers(QUESTION, pool, context, gate)

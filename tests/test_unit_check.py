@@ -10,18 +10,17 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 from agent.app import api
-from agent.assembly.product_gate import FEATURES, ProductGate, choose_products
+from agent.assembly.product_gate import choose_products
 from agent.assembly.manual_units import RankedUnit
 from agent.assembly.unit_check import CHECK_WEIGHT, checked_first, checked_score
 from agent.context import Context
 from agent.retrieval.pool import document_pool
 from agent.retrieval.retriever import get_retriever
 from tests.document_files import index_of
-from tests.test_product_gate import MANUALS, QUESTION, manual
+from tests.test_product_gate import MANUALS, QUESTION, gate_by_first, manual, products_of
 
 CHECK_MARKER = "You check a line from a product's manual"
 
@@ -104,18 +103,6 @@ def test_over_one_products_manual_the_answer_is_the_row_the_model_checks_yes(scr
     assert "--keep" in off["answer"] and "--verbose" not in off["answer"]
 
 
-def gate_by_first(threshold: float) -> ProductGate:
-    """A gate that gives the product retrieved first 0.98 and the other 0.5."""
-    coef = np.zeros(len(FEATURES))
-    coef[FEATURES.index("first_retrieved")] = 4.0
-    return ProductGate(coef=coef, intercept=0.0, mean=np.zeros(len(FEATURES)), scale=np.ones(len(FEATURES)),
-                       threshold=threshold)
-
-
-def answering_products(choice) -> tuple[list[str], list[str]]:
-    return tuple(sorted(c.passage["product"] for c, _ in part) for part in choice)
-
-
 def test_the_models_check_moves_a_product_across_the_gate(scripted, option_manuals):
     """A product the gate only offers answers when the model says yes to its unit; one it passes
     is held back when the model says no to every unit checked, unless no product would be left."""
@@ -123,13 +110,13 @@ def test_the_models_check_moves_a_product_across_the_gate(scripted, option_manua
     pool = document_pool(get_retriever(context), QUESTION, "hybrid", 15, 20, context.document_quota)
     scripted.rules.append((CHECK_MARKER, says_yes_to("--keep")))  # both products' keep rows
     offered_only = choose_products(QUESTION, pool, context, gate_by_first(0.6), checked=4)
-    assert answering_products(offered_only) == (["Squashly", "Zipfrog"], [])  # the offered one said yes: it answers
-    assert len(answering_products(choose_products(QUESTION, pool, context, gate_by_first(0.6), checked=0))[0]) == 1
+    assert products_of(offered_only) == (["Squashly", "Zipfrog"], [])  # the offered one said yes: it answers
+    assert len(products_of(choose_products(QUESTION, pool, context, gate_by_first(0.6), checked=0))[0]) == 1
 
     scripted.rules.insert(0, (CHECK_MARKER, lambda messages: "no 0.03" if "Squashly" in str(messages[-1].content)
                               else "yes 0.97"))
     held = choose_products(QUESTION, pool, context, gate_by_first(0.4), checked=4)
-    assert answering_products(held) == (["Zipfrog"], ["Squashly"])  # passed, but the model said no: offered
+    assert products_of(held) == (["Zipfrog"], ["Squashly"])  # passed, but the model said no: offered
 
     scripted.rules.insert(0, (CHECK_MARKER, "no 0.03"))
     alone = choose_products(QUESTION, pool, context, gate_by_first(0.4), checked=4)
