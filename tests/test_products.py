@@ -166,6 +166,9 @@ def test_only_products_without_a_reading_are_left_to_the_line_writer():
     assert unread_products({"products": ["Quillpad", "Lumenctl", "Fernsync"], "readings": readings}) == ["Lumenctl",
                                                                                                       "Fernsync"]
     assert unread_products({"products": ["Quillpad"], "readings": readings}) == []
+    held_back = {"auto": {"offered": [{"sense": "Lumenctl", "passage": {"id": "lumenctl/README.md#2"}}]}}
+    assert unread_products({"products": ["Quillpad", "Lumenctl", "Fernsync"], "readings": readings,
+                            "decision": held_back}) == ["Fernsync"]
 
 
 def test_the_fast_budget_writes_a_line_per_unread_product_and_keeps_those_their_passage_holds(

@@ -123,6 +123,18 @@ def test_the_models_check_moves_a_product_across_the_gate(scripted, option_manua
     assert len(alone.answering) == 1 and alone.answering[0][1] > 0.9  # all said no: the gate's surest stays
 
 
+def test_a_product_the_check_holds_back_is_offered_and_gets_no_line_of_the_models(scripted, option_manuals):
+    """Held back, a product is not stated by another road: the line writer is not asked for it."""
+    scripted.rules.append((CHECK_MARKER, lambda messages: "no 0.03" if "Squashly" in str(messages[-1].content)
+                           else "yes 0.97"))
+    result = api.ask(QUESTION, "auto", {"model": "scripted", "index_dir": option_manuals, "guess_options": False,
+                                        "budget": "fast"})
+    assert [r["sense"] for r in result["decision"]["auto"]["assembly"]["readings"]] == ["Zipfrog"]
+    assert [o["sense"] for o in result["decision"]["auto"]["offered"]] == ["Squashly"]
+    assert "write_product_lines" not in result["route"] and "Squashly" not in result["answer"]
+    assert all(CHECK_MARKER in c["text"] for c in scripted.calls)  # the checks were the only requests
+
+
 def test_a_pool_whose_products_have_no_units_chooses_none(monkeypatch):
     from agent.assembly import product_gate as module
 

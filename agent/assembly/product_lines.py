@@ -22,6 +22,7 @@ from agent.llm.prompts import CITATION_MARKER, CLOSE_DATA, OPEN_DATA, as_data, f
 from agent.llm.schemas import OrderedModel
 from agent.retrieval.products import product_key
 from agent.retrieval.retriever import get_retriever
+from agent.steps.clarify import offered_senses
 from agent.usage import tracked
 
 LINE_PASSAGES = 2  # a product's best passages the model reads: the per-document pool holds about as many
@@ -54,9 +55,12 @@ def unread_products(state: dict) -> list[str]:
     sense is its product (compose.sense_name). A reading's unit is the ranker's choice among all of
     its product's documents; a line for the same product is written from the pool's best passages,
     which seldom hold that unit, and mostly describes or restates (on the tune questions the second
-    sentence for a product was the imprecise one)."""
+    sentence for a product was the imprecise one). A product the model's check held back is offered,
+    not stated (`decision.offered`, agent/assembly/product_gate.py `answers`): the model said its
+    best units do not answer, so no line is written for it either."""
     read = {product_key(reading.get("sense") or "") for reading in state.get("readings") or []}
-    return [name for name in state.get("products") or [] if product_key(name) not in read]
+    held_back = {product_key(item.get("sense") or "") for item in offered_senses(state.get("decision"))}
+    return [name for name in state.get("products") or [] if product_key(name) not in read | held_back]
 
 
 def products_block(groups: dict[str, list[dict]], numbered: list[dict]) -> str:
