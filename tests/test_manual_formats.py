@@ -327,6 +327,47 @@ def test_a_manual_pages_roff_source_is_typeset_and_read_by_its_layout(tmp_path):
     assert any("notes-2.1: not a manual page's source" in problem for problem in report.problems)
 
 
+PANDOC_ROFF = r""".\" a page as pandoc and argparse-manpage set it: titled sections, a blank line after each tag
+.TH FETCHIT 1 "2026-01-01" "fetchit 1.0" "User Commands"
+.SH NAME
+fetchit \- fetch a URL
+.SH Positional arguments
+.IP "\fB\,URL\/\fR"
+
+
+The address to fetch.
+.SH Network
+.IP "\fB\,--follow\/\fR, \fB\,-F\/\fR"
+
+
+Follow redirects.
+
+
+.IP "\fB\,--timeout\/\fR \fI\,SECONDS\/\fR"
+
+
+Give up after SECONDS.
+.SH EXAMPLES
+Then
+.IP
+fetchit -F example.org
+.PP
+follows every redirect.
+"""
+
+
+def test_a_pandoc_style_manual_pages_titled_sections_and_tags_over_a_blank_line_are_read(tmp_path):
+    (tmp_path / "fetchit.1").write_text(PANDOC_ROFF)
+    passages = list(read_passages([str(tmp_path)], ReadReport()))
+    assert {"Positional arguments", "Network", "EXAMPLES"} <= {p["metadata"].get("section") for p in passages}
+    units = [unit for p in passages for _, unit in passage_units(p)]
+    assert "`--follow, -F` — Follow redirects." in units
+    assert "`--timeout SECONDS` — Give up after SECONDS." in units
+    assert "`URL` — The address to fetch." in units
+    examples = next(p["text"] for p in passages if p["metadata"].get("section") == "EXAMPLES")
+    assert "Then —" not in examples and "fetchit -F example.org" in examples  # a word of prose is no tag
+
+
 def test_a_manual_page_is_its_product_not_its_man_section_folder(tmp_path):
     from agent.retrieval.products import product_folder, product_of
 

@@ -18,6 +18,10 @@ from agent.documents.text import indent_of
 
 _HEADER = re.compile(r"^\S+\([1-9][a-z]{0,3}\)\s.*\S+\([1-9][a-z]{0,3}\)\s*$")
 _SECTION = re.compile(r"^[A-Z][A-Z0-9 ,/&()-]{1,40}$")  # "NAME", "SEE ALSO", "EXIT STATUS"
+# a section as pandoc and help2man title theirs ("Positional arguments", "Network"): man sets every
+# section heading at the left margin and all else indented, so there a short titled line is one too
+_TITLED_SECTION = re.compile(r"^[A-Z][A-Za-z0-9 ,/&()'-]{1,40}$")
+SECTION_WORDS = 6
 _BULLET = re.compile(r"^([○•●◦·*-])\s+")
 _OVERSTRIKE = re.compile(r".\x08")
 SUBHEADING_INDENT = 4  # at most: "   Operation Mode"
@@ -56,6 +60,7 @@ class _Page:
         self.items: list[str] = []
         self.lead_in = -1  # the indent of the prose paragraph just read when it ends with ":", else -1
         self.tag, self.column = "", -1  # the last item's tag and its description's indent
+        self.alone = ""  # a line that may be a tag whose description follows a blank line
 
     def flush(self) -> None:
         if self.items:
@@ -75,26 +80,52 @@ class _Page:
                 index += 1
                 continue
             indent = indent_of(line)
-            if indent == 0 and _SECTION.match(line.strip()):
+            if indent == 0 and _is_section(line.strip()):
+                self.settle()
                 self.flush()
                 self.builder.heading(1, line.strip())
                 index += 1
                 continue
             if 0 < indent <= SUBHEADING_INDENT and len(line.split()) <= SUBHEADING_WORDS and not line.rstrip().endswith(
                     (".", ":", ",", ";")):
+                self.settle()
                 self.flush()
                 self.builder.heading(2, line.strip())
                 index += 1
                 continue
             end = index + 1
             while end < len(lines) and lines[end].strip() and not (
-                    indent_of(lines[end]) <= SUBHEADING_INDENT and _SECTION.match(lines[end].strip())):
+                    indent_of(lines[end]) <= SUBHEADING_INDENT and _SECTION.match(lines[end].strip())
+                    or indent_of(lines[end]) == 0 and _is_section(lines[end].strip())):
                 end += 1
             self.paragraph(lines[index:end])
             index = end
+        self.settle()
         self.flush()
 
+    def settle(self) -> None:
+        """A tag left alone at a heading or the page's end was no tag: read it as its own paragraph."""
+        if self.alone:
+            alone, self.alone = self.alone, ""
+            self.read_paragraph([alone])
+
     def paragraph(self, lines: list[str]) -> None:
+        """A tag on a line of its own with a blank line before its description (as pandoc sets
+        `.IP` items: "--follow, -F", blank, then "Follow 30x Location redirects." indented deeper)
+        waits for the next paragraph: an item when that one is indented deeper, else read as it is."""
+        alone, self.alone = self.alone, ""
+        if alone:
+            if indent_of(lines[0]) > indent_of(alone) and not _BULLET.match(lines[0].strip()):
+                self.lead_in = -1
+                self.item(alone.strip(), _joined(lines), indent_of(lines[0]))
+                return
+            self.read_paragraph([alone])
+        if len(lines) == 1 and _tag_alone(lines[0]):
+            self.alone, self.lead_in = lines[0], -1
+            return
+        self.read_paragraph(lines)
+
+    def read_paragraph(self, lines: list[str]) -> None:
         first, rest = lines[0], lines[1:]
         indent = indent_of(first)
         bullet = _BULLET.match(first.strip())
@@ -121,6 +152,25 @@ class _Page:
             text = _joined(lines)
             self.builder.add("text", text)
             self.lead_in = indent if text.endswith(":") else -1
+
+
+def _is_section(line: str) -> bool:
+    """Whether a line at the left margin is a section heading: upper case, or a short title."""
+    return bool(_SECTION.match(line) or (_TITLED_SECTION.match(line) and len(line.split()) <= SECTION_WORDS))
+
+
+# a tag that names no option, alone on its line: an argument or a variable ("URL", "REQUEST_ITEM",
+# "NO_COLOR=1"), never a word of prose broken off before a command ("Then", "is equivalent to")
+_NAME_ALONE = re.compile(r"^(?:[A-Z][A-Z0-9_]*|\S*[_=<\[{]\S*)$")
+
+
+def _tag_alone(line: str) -> bool:
+    """Whether an indented line standing alone may be a tag: short, no sentence, an option or a name."""
+    stripped = line.strip()
+    option = stripped.startswith("-")
+    return (indent_of(line) > 0 and len(stripped) <= (OPTION_TAG_WIDTH if option else TAG_WIDTH)
+            and not stripped.endswith((".", ",", ":", ";", "!", "?")) and not TAG_GAP.search(stripped)
+            and (option or bool(_NAME_ALONE.match(stripped))))
 
 
 def _tags_over(lines: list[str]) -> int:
