@@ -171,6 +171,20 @@ def test_only_products_without_a_reading_are_left_to_the_line_writer():
                             "decision": held_back}) == ["Fernsync"]
 
 
+def test_a_models_line_is_led_by_its_product_as_every_reading_is():
+    """A model copies the answer's "For <product>, " with its own capital after it; the lead-in
+    is the answer's to write, so the line reads as a reading does."""
+    from agent.assembly.compose import reading_text
+    from agent.assembly.product_lines import own_lead
+
+    passage = {"id": "fernsync/guide.md#2", "title": "User Guide", "text": "To install it, run npm install -g fern-cli.",
+               "document": "fernsync/guide.md", "product": "Fernsync"}
+    line = own_lead("For fernsync, To install it, run npm install -g fern-cli.", {"Fernsync"})
+    assert line == "To install it, run npm install -g fern-cli."
+    assert reading_text(line, passage, [passage]) == "For Fernsync, to install it, run npm install -g fern-cli [1]."
+    assert own_lead("For example, run fern-cli sync.", {"Fernsync"}) == "For example, run fern-cli sync."
+
+
 def test_the_fast_budget_writes_a_line_per_unread_product_and_keeps_those_their_passage_holds(
         scripted, manuals_index, monkeypatch):
     from agent.assembly import product_lines as lines_module

@@ -10,6 +10,8 @@ passes (agent/assembly/checks.py) and cites a passage of the product it speaks f
 
 from __future__ import annotations
 
+import re
+
 from langgraph.runtime import Runtime
 from pydantic import Field
 
@@ -97,10 +99,21 @@ def checked_lines(lines: list[ProductLine], groups: dict[str, list[dict]], numbe
             stated.add(name)
             passage = numbered[min(cited) - 1]
             bare = CITATION_MARKER.sub("", sentence).replace(" .", ".").strip()
+            bare = own_lead(bare, {name, item.product})  # the answer writes "For <product>, " itself
             kept.append(reading_text(bare, passage, numbered))
             interpretations.append({"question": f"{question.strip().rstrip('?')} ({name})?", "answer": bare,
                                     "citations": [passage["id"]]})
     return kept, interpretations, dropped
+
+
+def own_lead(line: str, names: set[str]) -> str:
+    """The line without the "For <product>, " a model copies from the answer's form ("For curl, To
+    skip ..."): reading_text writes that lead-in as every reading's, its next word in case."""
+    lead = re.match(r"For (.+?), ", line)
+    if lead and product_key(lead.group(1)) in {product_key(name) for name in names}:
+        rest = line[lead.end():]
+        return rest[:1].upper() + rest[1:]
+    return line
 
 
 @tracked
