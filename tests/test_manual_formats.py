@@ -270,7 +270,7 @@ def test_a_manual_page_saved_as_text_is_read_by_its_layout(tmp_path):
 ROFF = r""".\" a page as Debian installs it: roff source, gzipped
 .TH PACKIT 1 "2026-01-01" "packit 2.0" "User Commands"
 .SH NAME
-packit \- pack files
+packit \- pack files …
 .SH SYNOPSIS
 .B packit
 [\fIoptions\fR] \fIfile\fR...
@@ -323,6 +323,7 @@ def test_a_manual_pages_roff_source_is_typeset_and_read_by_its_layout(tmp_path):
     assert "Options may be given in any order on the command line." in units
     text = "\n".join(p["text"] for p in passages)
     assert "\\f" not in text and ".TP" not in text and "PACKIT(1)" not in text
+    assert "packit - pack files …" in text  # the source's UTF-8 as it is, not read as Latin-1
     assert any("only points to another page (man1/packit.1)" in problem for problem in report.problems)
     assert any("notes-2.1: not a manual page's source" in problem for problem in report.problems)
 

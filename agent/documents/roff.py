@@ -62,7 +62,8 @@ def typeset(text: str, device: str = "utf8") -> bytes:
     body = (".nh\n.hy 0\n" + text).encode("utf-8")
     try:
         with tempfile.TemporaryDirectory() as scratch:  # grohtml leaves its images in the working directory
-            done = subprocess.run([groff, "-mandoc", f"-T{device}", "-rHY=0", *options], input=body,
+            # the text goes in as UTF-8 (`source` decoded it), which groff reads as Latin-1 unless told
+            done = subprocess.run([groff, "-K", "utf-8", "-mandoc", f"-T{device}", "-rHY=0", *options], input=body,
                                   capture_output=True, timeout=TYPESET_SECONDS, cwd=scratch)
     except subprocess.TimeoutExpired:
         raise Unreadable(f"groff took over {TYPESET_SECONDS} s to typeset it") from None
