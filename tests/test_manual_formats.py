@@ -285,6 +285,19 @@ Keep (don't delete) input files after packing.
 Set the compression level from 1 to 9.
 .IP
 Higher levels make smaller archives and take longer.
+.TP
+.BR \-t ", " \-\-type " \fIkind\fR"
+Pack only files of one kind:
+.RS
+.TP
+.B f, file
+regular files
+.TP
+.B l, symlink
+symbolic links
+.RE
+.IP
+Give it more than once for several kinds.
 .IP "\fB\-c\fR" 4
 .PD 0
 .IP "\fB\-\-continue\fR" 4
@@ -321,6 +334,10 @@ def test_a_manual_pages_roff_source_is_typeset_and_read_by_its_layout(tmp_path):
     # a further paragraph of an option's description is said of that option; the section's prose is not
     assert "`--level=N` — … Higher levels make smaller archives and take longer." in units
     assert "Options may be given in any order on the command line." in units
+    # the values an option's description lists are said of that option, and so is what follows them
+    assert "`-t, --type kind` — … l, symlink: symbolic links." in units
+    assert "`-t, --type kind` — … Give it more than once for several kinds." in units
+    assert not any(unit.startswith(("`l, symlink`", "l, symlink")) for unit in units)
     text = "\n".join(p["text"] for p in passages)
     assert "\\f" not in text and ".TP" not in text and "PACKIT(1)" not in text
     assert "packit - pack files …" in text  # the source's UTF-8 as it is, not read as Latin-1

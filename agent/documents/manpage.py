@@ -72,6 +72,15 @@ class _Page:
         self.items.append(f"{tag} — {said}")
         self.tag, self.column = tag, column
 
+    def item_or_value(self, tag: str, said: str, column: int, indent: int) -> None:
+        """An item, or one of the values an item's description lists under it, indented as that
+        description is ("l, symlink — symbolic links" under "-t, --type"): said of its option, which
+        stays the item later paragraphs describe."""
+        if self.tag and indent >= self.column:
+            self.items.append(f"{self.tag} — {CARRIED}{tag}: {said}")
+        else:
+            self.item(tag, said, column)
+
     def read(self, lines: list[str]) -> None:
         index = 0
         while index < len(lines):
@@ -139,10 +148,11 @@ class _Page:
             self.items.append(_joined([first.strip()[bullet.end():], *rest]))
             self.tag, self.column = "", -1
         elif tags := _tags_over(lines):
-            self.item(" ".join(line.strip() for line in lines[:tags]), _joined(lines[tags:]), indent_of(lines[tags]))
+            self.item_or_value(" ".join(line.strip() for line in lines[:tags]), _joined(lines[tags:]),
+                               indent_of(lines[tags]), indent)
         elif beside:
             tag, said, column = beside
-            self.item(tag, _joined([said, *rest]), column)
+            self.item_or_value(tag, _joined([said, *rest]), column, indent)
         elif self.tag and indent >= self.column and not lines[-1].rstrip().endswith(":"):
             # a further paragraph of the item's description ("Providing --retry multiple times ..."):
             # said of its option, and read so only with the option's name before it
