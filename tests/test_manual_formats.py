@@ -386,6 +386,55 @@ def test_a_pandoc_style_manual_pages_titled_sections_and_tags_over_a_blank_line_
     assert "Then —" not in examples and "fetchit -F example.org" in examples  # a word of prose is no tag
 
 
+MDOC_ROFF = r""".\" a BSD mdoc page: each command tagged by its synopsis, wrapped mid-bracket
+.Dd January 1, 2026
+.Dt PANEL 1
+.Os
+.Sh NAME
+.Nm panel
+.Nd split a terminal into panes
+.Sh COMMANDS
+.Bl -tag -width Ds
+.It Xo Ic split-pane
+.Op Fl bdhv
+.Op Fl c Ar start-directory
+.Op Fl e Ar environment
+.Op Fl l Ar size
+.Op Fl t Ar target-pane
+.Op Ar shell-command
+.Xc
+.D1 Pq alias: Ic splitp
+Create a new pane by splitting target-pane.
+.Pp
+If -h is given, the split is horizontal.
+.It Xo Ic kill-pane
+.Op Fl a
+.Op Fl t Ar target-pane
+.Xc
+Destroy the given pane.
+.El
+.Sh SYNOPSIS NOTES
+.Nm
+.Op Fl 2Cv
+.Op Fl c Ar shell-command
+.Op Fl f Ar file
+.Op Fl L Ar socket-name
+.Op Fl S Ar socket-path
+.Op Ar command Op Ar flags
+"""
+
+
+def test_an_mdoc_pages_commands_are_items_tagged_by_their_synopsis(tmp_path):
+    (tmp_path / "panel.1").write_text(MDOC_ROFF)
+    units = [unit for p in read_passages([str(tmp_path)], ReadReport()) for _, unit in passage_units(p)]
+    tag = "`split-pane [-bdhv] [-c start-directory] [-e environment] [-l size] [-t target-pane] [shell-command] (alias: splitp)`"
+    assert f"{tag} — Create a new pane by splitting target-pane." in units
+    assert f"{tag} — … If -h is given, the split is horizontal." in units
+    assert "`kill-pane [-a] [-t target-pane]` — Destroy the given pane." in units
+    assert any(unit.startswith("panel [-2Cv]") for unit in units)  # a synopsis with nothing under it is no item
+    assert not any("January 1, 2026" in unit for unit in units)  # the page's footer
+
+
 def test_a_manual_page_is_its_product_not_its_man_section_folder(tmp_path):
     from agent.retrieval.products import product_folder, product_of
 

@@ -22,6 +22,7 @@ _SECTION = re.compile(r"^[A-Z][A-Z0-9 ,/&()-]{1,40}$")  # "NAME", "SEE ALSO", "E
 # section heading at the left margin and all else indented, so there a short titled line is one too
 _TITLED_SECTION = re.compile(r"^[A-Z][A-Za-z0-9 ,/&()'-]{1,40}$")
 SECTION_WORDS = 6
+_MDOC_FOOTER = re.compile(r"^(\S+)\s{2,}\S.*\S\s{2,}\1$")  # the system's name either side of the date
 _BULLET = re.compile(r"^([○•●◦·*-])\s+")
 _OVERSTRIKE = re.compile(r".\x08")
 SUBHEADING_INDENT = 4  # at most: "   Operation Mode"
@@ -45,8 +46,8 @@ def parse(text: str, fallback_title: str) -> Structure:
     lines = [_OVERSTRIKE.sub("", line).expandtabs(8).rstrip() for line in text.replace("\r\n", "\n").split("\n")]
     running = {line.strip() for line in lines if _HEADER.match(line.strip())}
     last = next((line.strip() for line in reversed(lines) if line.strip()), "")
-    if re.search(r"\S+\([1-9][a-z]{0,3}\)$", last):
-        running.add(last)  # the footer: "GNU gzip  2023-08-15  GZIP(1)"
+    if re.search(r"\S+\([1-9][a-z]{0,3}\)$", last) or _MDOC_FOOTER.match(last):
+        running.add(last)  # the footer: "GNU gzip  2023-08-15  GZIP(1)", an mdoc page's "BSD  January 1, 2026  BSD"
     builder = SectionBuilder()
     _Page(builder).read([line for line in lines if line.strip() not in running])
     return builder.structure(fallback_title)
@@ -147,7 +148,7 @@ class _Page:
         elif bullet:
             self.items.append(_joined([first.strip()[bullet.end():], *rest]))
             self.tag, self.column = "", -1
-        elif tags := _tags_over(lines):
+        elif tags := _tags_over(lines) or _syntax_tags(lines):
             self.item_or_value(" ".join(line.strip() for line in lines[:tags]), _joined(lines[tags:]),
                                indent_of(lines[tags]), indent)
         elif beside:
@@ -199,6 +200,41 @@ def _tags_over(lines: list[str]) -> int:
     fits = (len(first.strip()) <= width and bool(rest)  # the tag lines after the first were measured above
             and all(indent_of(line) > indent_of(first) for line in rest) and not lines[tags - 1].rstrip().endswith((".", ",")))
     return tags if fits else 0
+
+
+_BRACKETED = re.compile(r"\[[^\[\]]*\]")
+_ALIAS = re.compile(r"^\(alias: [^()]*\)$")
+SYNTAX_WORDS = 3  # besides its brackets, a command's synopsis names little: "rename-session [-t target-session] new-name"
+
+
+def _syntax_words(text: str) -> list[str] | None:
+    """The words of a synopsis line outside its brackets (nested ones too, an unclosed one to the
+    line's end, as a tag wrapped mid-bracket leaves it), None when it holds no bracket."""
+    if "[" not in text and "]" not in text:
+        return None
+    while _BRACKETED.search(text):
+        text = _BRACKETED.sub(" ", text)
+    return re.sub(r"\[.*$|^[^\[]*\]", " ", text).split()
+
+
+def _syntax_tags(lines: list[str]) -> int:
+    """How many lines of the paragraph are a command's synopsis over its description, as BSD mdoc
+    pages tag each command ("split-window [-bdfhIvPZ] [-c start-directory] [-e" wrapped onto
+    further lines, then "(alias: splitw)", then "Create a new pane ..." indented deeper); 0 when
+    it is no such item."""
+    words = _syntax_words(lines[0].strip())
+    if not words or len(words) > SYNTAX_WORDS or not re.match(r"^[A-Za-z][\w.-]*$", words[0]):
+        return 0
+    tags, tag = 1, lines[0].strip()
+    while tags < len(lines):
+        line = lines[tags].strip()
+        more = _syntax_words(line)
+        open_bracket = tag.count("[") > tag.count("]")
+        if not (open_bracket or _ALIAS.match(line) or (more is not None and len(more) <= SYNTAX_WORDS - 1)):
+            break
+        tag, tags = f"{tag} {line}", tags + 1
+    rest = lines[tags:]
+    return tags if rest and all(indent_of(line) > indent_of(lines[0]) for line in rest) else 0
 
 
 def _tag_beside(first: str, rest: list[str]) -> tuple[str, str, int] | None:
