@@ -305,6 +305,13 @@ Give it more than once for several kinds.
 Continue packing a partially packed file.
 .PP
 Options may be given in any order on the command line.
+.SH COLUMNS
+.TP 5
+.B AGRP
+The autogroup of the packed file, read from the archive's index when one is present.
+.TP
+.B PERCENT_SPACE_SAVED (SAVED%)
+The share of the input's size the packing saved.
 .SH "SEE ALSO"
 gzip(1)
 """
@@ -338,6 +345,9 @@ def test_a_manual_pages_roff_source_is_typeset_and_read_by_its_layout(tmp_path):
     assert "`-t, --type kind` — … l, symlink: symbolic links." in units
     assert "`-t, --type kind` — … Give it more than once for several kinds." in units
     assert not any(unit.startswith(("`l, symlink`", "l, symlink")) for unit in units)
+    # a short tag one space before its description, and a long name over its own
+    assert "`AGRP` — The autogroup of the packed file, read from the archive's index when one is present." in units
+    assert "`PERCENT_SPACE_SAVED (SAVED%)` — The share of the input's size the packing saved." in units
     text = "\n".join(p["text"] for p in passages)
     assert "\\f" not in text and ".TP" not in text and "PACKIT(1)" not in text
     assert "packit - pack files …" in text  # the source's UTF-8 as it is, not read as Latin-1

@@ -191,7 +191,8 @@ def _tags_over(lines: list[str]) -> int:
     deeper, no sentence ending the tag. An option's spellings may stand on lines of their own
     ("-c", "--continue", as pod2man sets them)."""
     first = lines[0]
-    width = OPTION_TAG_WIDTH if first.strip().startswith("-") else TAG_WIDTH
+    named = first.strip().startswith("-") or _NAME_ALONE.match(first.split()[0])  # "PERCENT_CPU_DELAY (CPUD%)"
+    width = OPTION_TAG_WIDTH if named else TAG_WIDTH
     tags = 1
     if first.strip().startswith("-"):
         while tags < len(lines) - 1 and indent_of(lines[tags]) == indent_of(first) \
@@ -244,11 +245,16 @@ def _tag_beside(first: str, rest: list[str]) -> tuple[str, str, int] | None:
     its line, the tag is an option or one word. None for other paragraphs."""
     stripped = first.strip()
     gap = TAG_GAP.search(stripped)
-    if not gap or gap.start() >= TAG_WIDTH:
-        return None
-    tag, column = stripped[:gap.start() + 1], indent_of(first) + gap.end() - 1
-    fits = all(indent_of(line) == column for line in rest) if rest else stripped.startswith("-") or " " not in tag
-    return (tag, stripped[gap.end() - 1:], column) if fits else None
+    if gap and gap.start() < TAG_WIDTH:
+        tag, column = stripped[:gap.start() + 1], indent_of(first) + gap.end() - 1
+        fits = all(indent_of(line) == column for line in rest) if rest else stripped.startswith("-") or " " not in tag
+        return (tag, stripped[gap.end() - 1:], column) if fits else None
+    # a tag as wide as .TP's indent less one, one space before its description ("AGRP The ..."): its
+    # wrapped lines start under the description's first word
+    word = stripped.split(" ", 1)[0]
+    column = indent_of(first) + len(word) + 1
+    fits = rest and " " in stripped and (word.startswith("-") or _NAME_ALONE.match(word))
+    return (word, stripped[len(word) + 1:], column) if fits and all(indent_of(line) == column for line in rest) else None
 
 
 def _joined(lines: list[str]) -> str:
