@@ -206,6 +206,22 @@ def test_an_option_alone_in_its_passage_carries_its_name_into_its_later_sentence
                                         "It reports memory errors before they crash the program."]
 
 
+def test_an_item_alone_whose_term_is_a_lower_case_name_is_no_opening_fragment():
+    """A setting or a command is written in lower case ("cache_dir", "split-pane [-h]"); an item
+    alone in its passage is its description, though a chunk's lower-case opening is a fragment."""
+    setting = {"id": "m#12", "title": "Config", "kind": "list", "section": "Import discovery",
+               "text": "cache_dir — Specifies the location where the checker stores its cache. "
+                       "User home directory and environment variables will be expanded."}
+    assert passage_sentences(setting) == [
+        "`cache_dir` — Specifies the location where the checker stores its cache.",
+        "`cache_dir` — … User home directory and environment variables will be expanded."]
+    command = {**setting, "text": "split-pane [-bdhv] [-t target-pane] (alias: splitp) — Create a new pane by "
+                                  "splitting target-pane. The -b option puts it left of or above the target."}
+    assert passage_sentences(command)[0].startswith("`split-pane [-bdhv] [-t target-pane] (alias: splitp)` — Create")
+    fragment = {**setting, "text": "and so on — the rest of the chunk is cut here. A sentence that stands follows it."}
+    assert passage_sentences(fragment) == ["A sentence that stands follows it."]
+
+
 def test_a_saved_help_listing_shows_each_option_as_code(tmp_path):
     listing = ("Usage: watchit [options] [script]\n\nOptions:\n\n  --cwd <dir> .............. change into <dir> before"
                " running the script\n  -q, --quiet .............. minimise messages to start/stop only\n\n"

@@ -122,7 +122,14 @@ def prose_sentences(text: str, product: str = "") -> list[str]:
     nor a short piece. An option's names with a one-word label ("-t --test Test.") join the
     sentence that says what the option does."""
     found = with_option_names([_BULLET.sub("", piece) for s in sentences(text) for piece in items_of(s)])
-    return [s for s in found if len(s) >= MIN_ANSWER_SENTENCE and (not s[:1].islower() or opens_with(s, product))]
+    return [s for s in found if len(s) >= MIN_ANSWER_SENTENCE
+            and (not s[:1].islower() or opens_with(s, product) or is_named_item(s))]
+
+
+def is_named_item(piece: str) -> bool:
+    """Whether a piece is an item whose term is a command's or option's name or syntax ("split-window
+    [-bdhv] [-t target-pane] — Create a new pane ..."): lower case as commands are, and no fragment."""
+    return bool(carried_head(option(piece)))
 
 
 def opens_with(sentence: str, product: str) -> bool:
