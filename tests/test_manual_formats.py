@@ -384,6 +384,24 @@ follows every redirect.
 """
 
 
+RONN_ROFF = r""".\" options as bullets, each description a paragraph of its own under the option
+.TH SIFT 1 "2026-01-01" "sift 1.0" "User Commands"
+.SH NAME
+sift \- filter records
+.SH INVOKING SIFT
+.IP "\(bu" 4
+\fB\-\-raw\-output\fR / \fB\-r\fR:
+.IP
+With this option, a string result is written as it is, not as a quoted string.
+.IP "\(bu" 4
+\fB\-\-unbuffered\fR
+.IP
+Flush the output after each record.
+.IP "\(bu" 4
+Records are read one per line.
+"""
+
+
 def test_a_pandoc_style_manual_pages_titled_sections_and_tags_over_a_blank_line_are_read(tmp_path):
     (tmp_path / "fetchit.1").write_text(PANDOC_ROFF)
     passages = list(read_passages([str(tmp_path)], ReadReport()))
@@ -394,6 +412,12 @@ def test_a_pandoc_style_manual_pages_titled_sections_and_tags_over_a_blank_line_
     assert "`URL` — The address to fetch." in units
     examples = next(p["text"] for p in passages if p["metadata"].get("section") == "EXAMPLES")
     assert "Then —" not in examples and "fetchit -F example.org" in examples  # a word of prose is no tag
+    (tmp_path / "fetchit.1").unlink()
+    (tmp_path / "sift.1").write_text(RONN_ROFF)
+    units = [unit for p in read_passages([str(tmp_path)], ReadReport()) for _, unit in passage_units(p)]
+    assert "`--raw-output / -r` — With this option, a string result is written as it is, not as a quoted string." in units
+    assert "`--unbuffered` — Flush the output after each record." in units
+    assert "Records are read one per line." in units  # a bullet of prose stays one
 
 
 MDOC_ROFF = r""".\" a BSD mdoc page: each command tagged by its synopsis, wrapped mid-bracket

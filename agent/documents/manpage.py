@@ -122,16 +122,19 @@ class _Page:
 
     def paragraph(self, lines: list[str]) -> None:
         """A tag on a line of its own with a blank line before its description (as pandoc sets
-        `.IP` items: "--follow, -F", blank, then "Follow 30x Location redirects." indented deeper)
-        waits for the next paragraph: an item when that one is indented deeper, else read as it is."""
+        `.IP` items: "--follow, -F", blank, then "Follow 30x Location redirects." indented deeper;
+        as a bullet: "○   --raw-output / -r:", blank, then its description under the option)
+        waits for the next paragraph: an item when that one is indented under the tag, else read
+        as it is."""
         alone, self.alone = self.alone, ""
         if alone:
-            if indent_of(lines[0]) > indent_of(alone) and not _BULLET.match(lines[0].strip()):
+            tag, column = _alone_tag(alone)
+            if indent_of(lines[0]) >= column and not _BULLET.match(lines[0].strip()):
                 self.lead_in = -1
-                self.item(alone.strip(), _joined(lines), indent_of(lines[0]))
+                self.item(tag, _joined(lines), indent_of(lines[0]))
                 return
             self.read_paragraph([alone])
-        if len(lines) == 1 and _tag_alone(lines[0]):
+        if len(lines) == 1 and (_tag_alone(lines[0]) or _bullet_tag(lines[0])):
             self.alone, self.lead_in = lines[0], -1
             return
         self.read_paragraph(lines)
@@ -174,6 +177,21 @@ def _is_section(line: str) -> bool:
 # a tag that names no option, alone on its line: an argument or a variable ("URL", "REQUEST_ITEM",
 # "NO_COLOR=1"), never a word of prose broken off before a command ("Then", "is equivalent to")
 _NAME_ALONE = re.compile(r"^(?:[A-Z][A-Z0-9_]*|\S*[_=<\[{]\S*)$")
+
+
+def _bullet_tag(line: str) -> str:
+    """The option a bullet holds alone ("○   --raw-output / -r:" -> "--raw-output / -r"), else ""."""
+    bullet = _BULLET.match(line.strip())
+    said = line.strip()[bullet.end():].strip().rstrip(":") if bullet else ""
+    return said if said.startswith("-") and len(said) <= OPTION_TAG_WIDTH and not TAG_GAP.search(said) else ""
+
+
+def _alone_tag(line: str) -> tuple[str, int]:
+    """(the tag, the least indent of a description under it) of a line waiting for its description:
+    deeper than the tag, or for a bullet's option, under the option's first letter."""
+    if tag := _bullet_tag(line):
+        return tag, indent_of(line) + _BULLET.match(line.strip()).end()
+    return line.strip(), indent_of(line) + 1
 
 
 def _tag_alone(line: str) -> bool:
