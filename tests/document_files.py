@@ -112,7 +112,8 @@ HTML = """<!doctype html><html><head><title>Pump Reference</title><style>body{co
 <header>Site banner text</header>
 <main><h1>Pump Reference</h1>
 <p>The reference lists every <b>setting</b> of the pump.</p>
-<h2>Configuration</h2><h3>Logging</h3>
+<h2>Configuration<span class="pull-right"><a class="anchor" href="#Configuration" aria-hidden="true">#</a>
+<a class="anchor" href="#toc-Configuration" aria-hidden="true">TOC</a></span></h2><h3>Logging</h3>
 <p>Logging is configured in <code>pump.toml</code>:</p>
 <pre><code class="language-toml">[logging]
 level = "info"</code></pre>

@@ -30,7 +30,7 @@ DROPPED_CLASSES = ("nav", "navheader", "navfooter", "nav-panel", "navigation", "
 DROP_XPATH = "|".join(f"//{name}" for name in DROPPED) + "|" + "|".join(
     f"//*[@role='{role}']" for role in DROPPED_ROLES) + "|" + "|".join(
     f"//*[contains(concat(' ', normalize-space(@class), ' '), ' {name} ')]" for name in DROPPED_CLASSES) \
-    + "|//comment()|//processing-instruction()"
+    + "|//*[@aria-hidden='true']|//comment()|//processing-instruction()"  # aria-hidden: not for readers (icons, anchors)
 
 
 def _clean(text: str) -> str:
