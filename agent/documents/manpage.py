@@ -6,8 +6,9 @@ is a section heading (OPTIONS, or a title such as "Network"), one indented by a 
 sub-heading ("Operation Mode"), and a tagged paragraph (a tag such as "-k, --keep" with its
 description indented deeper, under it, beside it or after a blank line; a BSD command's wrapped
 synopsis) is one item, "-k, --keep — Keep (don't delete) input files.", as a definition list
-reads; the values an item lists under it are said of that item. Bullets ("○", "•") are items too; other paragraphs are prose, their lines joined.
-The page's running header and footer ("GZIP(1)  General Commands Manual  GZIP(1)") are left out.
+reads; the values an item lists under it are said of that item. Bullets ("○", "•") are items
+too; other paragraphs are prose, their lines joined. The page's running header and footer
+("GZIP(1)  General Commands Manual  GZIP(1)") are left out.
 """
 
 from __future__ import annotations
