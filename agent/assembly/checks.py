@@ -300,14 +300,14 @@ def without_title_clauses(sentence: str, passages: list[dict]) -> str:
     return "".join(kept + [tail])
 
 
-_LEAD = re.compile(r"^(For [^,]{1,60}, )?")  # a product line's lead ("For XZ, ")
+LINE_LEAD = re.compile(r"^(For [^,]{1,60}, )?")  # a product line's lead ("For XZ, "), or ""
 
 
 def without_title_prefix(sentence: str, passages: list[dict]) -> str:
     """The sentence less its cited passage's title copied before it ("For XZ, XZ: OPTIONS: -Q,
     --no-warn ..."): the prompt shows each passage as "title: text", and the 1.5B copies the
     heading path with the text it answers from."""
-    lead = _LEAD.match(sentence).group(0)
+    lead = LINE_LEAD.match(sentence).group(0)
     rest = sentence[len(lead):]
     for number in cited_numbers(sentence):
         passage = passages[number - 1] if 1 <= number <= len(passages) else {}

@@ -10,12 +10,10 @@ passes (agent/assembly/checks.py) and cites a passage of the product it speaks f
 
 from __future__ import annotations
 
-import re
-
 from langgraph.runtime import Runtime
 from pydantic import Field
 
-from agent.assembly.checks import model_sentences
+from agent.assembly.checks import LINE_LEAD, model_sentences
 from agent.assembly.compose import reading_text
 from agent.context import Context
 from agent.llm.answers import cited_numbers
@@ -109,9 +107,9 @@ def checked_lines(lines: list[ProductLine], groups: dict[str, list[dict]], numbe
 def own_lead(line: str, names: set[str]) -> str:
     """The line without the "For <product>, " a model copies from the answer's form ("For curl, To
     skip ..."): reading_text writes that lead-in as every reading's, its next word in case."""
-    lead = re.match(r"For (.+?), ", line)
-    if lead and product_key(lead.group(1)) in {product_key(name) for name in names}:
-        rest = line[lead.end():]
+    lead = LINE_LEAD.match(line).group(0)
+    if lead and product_key(lead[len("For "):-len(", ")]) in {product_key(name) for name in names}:
+        rest = line[len(lead):]
         return rest[:1].upper() + rest[1:]
     return line
 
