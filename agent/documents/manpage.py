@@ -63,7 +63,9 @@ class _Page:
         self.items: list[str] = []
         self.lead_in = -1  # the indent of the prose paragraph just read when it ends with ":", else -1
         self.tag, self.column = "", -1  # the last item's tag and its description's indent
-        self.alone = ""  # a line that may be a tag whose description follows a blank line
+        # a line that may be a tag whose description follows a blank line: (the line, its tag, the
+        # least indent of that description)
+        self.alone: tuple[str, str, int] | None = None
 
     def flush(self) -> None:
         if self.items:
@@ -118,8 +120,8 @@ class _Page:
     def settle(self) -> None:
         """A tag left alone at a heading or the page's end was no tag: read it as its own paragraph."""
         if self.alone:
-            alone, self.alone = self.alone, ""
-            self.read_paragraph([alone])
+            line, self.alone = self.alone[0], None
+            self.read_paragraph([line])
 
     def paragraph(self, lines: list[str]) -> None:
         """A tag on a line of its own with a blank line before its description (as pandoc sets
@@ -127,16 +129,16 @@ class _Page:
         as a bullet: "○   --raw-output / -r:", blank, then its description under the option)
         waits for the next paragraph: an item when that one is indented under the tag, else read
         as it is."""
-        alone, self.alone = self.alone, ""
+        alone, self.alone = self.alone, None
         if alone:
-            tag, column = _alone_tag(alone)
+            line, tag, column = alone
             if indent_of(lines[0]) >= column and not _BULLET.match(lines[0].strip()):
                 self.lead_in = -1
                 self.item(tag, _joined(lines), indent_of(lines[0]))
                 return
-            self.read_paragraph([alone])
-        if len(lines) == 1 and (_tag_alone(lines[0]) or _bullet_tag(lines[0])):
-            self.alone, self.lead_in = lines[0], -1
+            self.read_paragraph([line])
+        if len(lines) == 1 and (waiting := _waiting_tag(lines[0])):
+            self.alone, self.lead_in = (lines[0], *waiting), -1
             return
         self.read_paragraph(lines)
 
@@ -180,28 +182,22 @@ def _is_section(line: str) -> bool:
 _NAME_ALONE = re.compile(r"^(?:[A-Z][A-Z0-9_]*|\S*[_=<\[{]\S*)$")
 
 
-def _bullet_tag(line: str) -> str:
-    """The option a bullet holds alone ("○   --raw-output / -r:" -> "--raw-output / -r"), else ""."""
-    bullet = _BULLET.match(line.strip())
-    said = line.strip()[bullet.end():].strip().rstrip(":") if bullet else ""
-    return said if said.startswith("-") and len(said) <= OPTION_TAG_WIDTH and not TAG_GAP.search(said) else ""
-
-
-def _alone_tag(line: str) -> tuple[str, int]:
-    """(the tag, the least indent of a description under it) of a line waiting for its description:
-    deeper than the tag, or for a bullet's option, under the option's first letter."""
-    if tag := _bullet_tag(line):
-        return tag, indent_of(line) + _BULLET.match(line.strip()).end()
-    return line.strip(), indent_of(line) + 1
-
-
-def _tag_alone(line: str) -> bool:
-    """Whether an indented line standing alone may be a tag: short, no sentence, an option or a name."""
+def _waiting_tag(line: str) -> tuple[str, int] | None:
+    """(the tag, the least indent of its description) of an indented line standing alone that may
+    be a tag whose description follows a blank line: a bullet holding an option alone ("○
+    --raw-output / -r:" -> "--raw-output / -r", its description under the option's first letter),
+    or a short line with no sentence that is an option or a name (its description deeper); None
+    for other lines."""
     stripped = line.strip()
+    bullet = _BULLET.match(stripped)
+    said = stripped[bullet.end():].strip().rstrip(":") if bullet else ""
+    if said.startswith("-") and len(said) <= OPTION_TAG_WIDTH and not TAG_GAP.search(said):
+        return said, indent_of(line) + bullet.end()
     option = stripped.startswith("-")
-    return (indent_of(line) > 0 and len(stripped) <= (OPTION_TAG_WIDTH if option else TAG_WIDTH)
-            and not stripped.endswith((".", ",", ":", ";", "!", "?")) and not TAG_GAP.search(stripped)
-            and (option or bool(_NAME_ALONE.match(stripped))))
+    alone = (indent_of(line) > 0 and len(stripped) <= (OPTION_TAG_WIDTH if option else TAG_WIDTH)
+             and not stripped.endswith((".", ",", ":", ";", "!", "?")) and not TAG_GAP.search(stripped)
+             and (option or bool(_NAME_ALONE.match(stripped))))
+    return (stripped, indent_of(line) + 1) if alone else None
 
 
 def _tags_over(lines: list[str]) -> int:
