@@ -300,7 +300,7 @@ def without_title_clauses(sentence: str, passages: list[dict]) -> str:
     return "".join(kept + [tail])
 
 
-LINE_LEAD = re.compile(r"^(For [^,]{1,60}, )?")  # a product line's lead ("For XZ, "), or ""
+LINE_LEAD = re.compile(r"^(?:For (?P<product>[^,]{1,60}), )?")  # a product line's lead ("For XZ, "), or ""
 
 
 def without_title_prefix(sentence: str, passages: list[dict]) -> str:

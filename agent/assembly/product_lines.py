@@ -107,9 +107,9 @@ def checked_lines(lines: list[ProductLine], groups: dict[str, list[dict]], numbe
 def own_lead(line: str, names: set[str]) -> str:
     """The line without the "For <product>, " a model copies from the answer's form ("For curl, To
     skip ..."): reading_text writes that lead-in as every reading's, its next word in case."""
-    lead = LINE_LEAD.match(line).group(0)
-    if lead and product_key(lead[len("For "):-len(", ")]) in {product_key(name) for name in names}:
-        rest = line[len(lead):]
+    lead = LINE_LEAD.match(line)
+    if lead.group("product") and product_key(lead.group("product")) in {product_key(name) for name in names}:
+        rest = line[lead.end():]
         return rest[:1].upper() + rest[1:]
     return line
 
